@@ -1,0 +1,71 @@
+# hpo: a fault-tolerant Optuna runner. `make` lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+HPO := $(VENV)/bin/hpo
+# torch comes first so pip never pulls a CUDA build you did not ask for. On a GPU machine pick the
+# CUDA build you want, e.g.: make venv TORCH_SPEC=torch==2.13.0 TORCH_INDEX=https://download.pytorch.org/whl/cu128
+TORCH_SPEC ?= torch==2.13.0
+TORCH_INDEX ?=
+EXTRAS ?= dev,postgres,mysql,report,dashboard,models,gpu
+STUDY ?= studies/demo.yaml
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help venv demo test test-fast lint typecheck bench tune-criteria-supermax tune-criteria-max \
+        status failures report dashboard doctor clean
+
+help: ## List the targets
+	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-24s %s\n", $$1, $$2}'
+
+venv: $(VENV)/.installed ## Create the virtualenv and install hpo with its dependencies
+
+$(VENV)/.installed: pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX)) "$(TORCH_SPEC)"
+	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
+	@touch $@
+
+demo: venv ## Run the demo: a small real transformers study on CPU (a few minutes)
+	$(HPO) run studies/demo.yaml
+
+test: venv ## Run the test suite (PostgreSQL tests skip without a server; CI makes them mandatory)
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+test-fast: venv ## Unit tests only (no end-to-end runs)
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+lint: venv ## ruff check and format check
+	$(VENV)/bin/ruff check hpo tests bench
+	$(VENV)/bin/ruff format --check hpo tests bench
+
+typecheck: venv ## mypy on hpo/
+	$(VENV)/bin/mypy hpo
+
+bench: venv ## Benchmarks side by side (writes bench/results/latest.json and .md)
+	$(PY) bench/run_all.py
+
+tune-criteria-supermax: venv ## The 5000-trial criteria study (GPUs, packing auto)
+	$(HPO) run studies/criteria-supermax.yaml
+
+tune-criteria-max: venv ## The 800-trial criteria study
+	$(HPO) run studies/criteria-max.yaml
+
+status: venv ## Status of STUDY (default studies/demo.yaml)
+	$(HPO) status $(STUDY)
+
+failures: venv ## Failed and pruned trials of STUDY
+	$(HPO) failures $(STUDY)
+
+report: venv ## HTML report of STUDY
+	$(HPO) report $(STUDY)
+
+dashboard: venv ## optuna-dashboard on STUDY's storage
+	$(HPO) dashboard $(STUDY)
+
+doctor: venv ## Diagnose this machine (torch, CUDA, cuDNN, GPUs, allocator, shm, disk)
+	$(HPO) doctor
+
+clean: ## Remove run folders and caches (keeps the virtualenv)
+	rm -rf runs .pytest_cache .mypy_cache .ruff_cache test-artifacts

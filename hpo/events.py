@@ -1,0 +1,54 @@
+"""The run's event log: one JSON object per line in ``<run_dir>/events.jsonl``, for machines.
+
+Events: supervisor_started/stopped, worker_started/recycled/lost, trial_started/finished/failed/
+retried/recovered, device_quarantined, gpu_reset. Every event has ``ts`` (UNIX time), ``event``,
+``host`` and ``supervisor_pid``; other keys depend on the event (see docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class EventLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives as long as the run
+        self._base = {"host": socket.gethostname(), "supervisor_pid": os.getpid()}
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def emit(self, event: str, **fields: Any) -> None:
+        rec = {"ts": round(time.time(), 3), "event": event, **self._base, **fields}
+        try:
+            self._fh.write(json.dumps(rec, default=str) + "\n")
+        except (OSError, ValueError):
+            pass
+        for listener in self.listeners:
+            listener(rec)
+
+    def close(self) -> None:
+        try:
+            self._fh.close()
+        except OSError:
+            pass
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    continue  # a line cut by a crash
+    except OSError:
+        pass
+    return out

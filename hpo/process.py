@@ -1,0 +1,220 @@
+"""Start, watch and kill worker processes. Mechanism only: nothing here knows what a trial is.
+
+Workers are started with ``forkserver`` (or ``spawn``), never ``fork`` after CUDA is initialised.
+Each worker calls ``os.setsid()`` at start and so leads its own process group: killing the group
+takes its DataLoader workers and other descendants with it. The supervisor makes itself a child
+subreaper, so a descendant that escaped into its own session is re-parented to the supervisor when
+its worker dies, and :func:`sweep_orphans` kills it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import logging
+import multiprocessing as mp
+import os
+import signal
+import sys
+import time
+from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
+from typing import Any
+
+import psutil
+
+from hpo.child import WorkerBoot, worker_main
+
+log = logging.getLogger(__name__)
+
+PR_SET_CHILD_SUBREAPER = 36
+
+
+def become_subreaper() -> bool:
+    """Adopt orphaned descendants (Linux); True when it worked."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
+    except Exception:
+        return False
+
+
+def make_context(start_method: str, preload: list[str]) -> BaseContext:
+    ctx = mp.get_context(start_method)
+    if start_method == "forkserver":
+        # Preloading torch (without touching CUDA) makes a fresh worker cost milliseconds.
+        ctx.set_forkserver_preload(["hpo.child", *preload])  # type: ignore[attr-defined]
+    return ctx
+
+
+class WorkerProcess:
+    """One worker process, its message channel and its lifeline."""
+
+    def __init__(self, ctx: BaseContext, boot: WorkerBoot) -> None:
+        self.slot = boot.slot
+        self.chan, child_chan = ctx.Pipe(duplex=True)  # type: ignore[attr-defined]
+        lifeline_r, self._lifeline_w = ctx.Pipe(duplex=False)  # type: ignore[attr-defined]
+        self.proc = ctx.Process(  # type: ignore[attr-defined]
+            target=worker_main,
+            args=(child_chan, lifeline_r, boot),
+            name=f"hpo-worker-{boot.slot}",
+            daemon=False,  # daemonic processes may not have children (DataLoader workers)
+        )
+        self.proc.start()
+        child_chan.close()
+        lifeline_r.close()
+        self.pid: int = self.proc.pid
+        self.started = time.monotonic()
+        self.killed_by_us: int | None = None  # the signal we sent, if any
+        self._ps: psutil.Process | None = None
+
+    @property
+    def sentinel(self) -> int:
+        return int(self.proc.sentinel)
+
+    def alive(self) -> bool:
+        return self.proc.exitcode is None and self.proc.is_alive()
+
+    def exit_status(self) -> tuple[int | None, int | None]:
+        """(exit_code, signal): one of them set once the process has ended."""
+        code = self.proc.exitcode
+        if code is None:
+            return None, None
+        if code < 0:
+            return None, -code
+        return code, None
+
+    def descendants(self) -> list[psutil.Process]:
+        try:
+            if self._ps is None:
+                self._ps = psutil.Process(self.pid)
+            return list(self._ps.children(recursive=True))
+        except psutil.Error:
+            return []
+
+    def tree_rss_mb(self) -> float:
+        total = 0
+        try:
+            if self._ps is None:
+                self._ps = psutil.Process(self.pid)
+            procs = [self._ps, *self._ps.children(recursive=True)]
+        except psutil.Error:
+            return 0.0
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                total += p.memory_info().rss
+        return total / 2**20
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        """Signal the worker's whole process group and every descendant we can see."""
+        if self.killed_by_us is None:
+            self.killed_by_us = sig
+        kids = self.descendants()
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)  # the worker leads its group (setsid at start)
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(self.pid, sig)
+        for p in kids:
+            with contextlib.suppress(psutil.Error):
+                p.send_signal(sig)
+
+    def stop(self) -> None:
+        """Ask the worker to exit after its current trial (planned recycle)."""
+        with contextlib.suppress(OSError, ValueError):
+            self.chan.send(("stop", None))
+
+    def join(self, timeout: float) -> bool:
+        self.proc.join(timeout)
+        return self.proc.exitcode is not None
+
+    def close(self) -> None:
+        for c in (self.chan, self._lifeline_w):
+            with contextlib.suppress(Exception):
+                c.close()
+        with contextlib.suppress(Exception):
+            self.proc.close()
+
+
+def terminate_all(workers: list[WorkerProcess], grace_s: float) -> None:
+    """SIGTERM every worker group, then SIGKILL what is left after ``grace_s``."""
+    for w in workers:
+        if w.alive():
+            w.kill(signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    for w in workers:
+        w.join(max(0.0, deadline - time.monotonic()))
+    for w in workers:
+        if w.alive() or w.descendants():
+            w.kill(signal.SIGKILL)
+            w.join(5.0)
+
+
+def _mp_helper_pids() -> set[int]:
+    pids: set[int] = set()
+    try:
+        from multiprocessing import forkserver, resource_tracker
+
+        fs = getattr(forkserver, "_forkserver", None)
+        if fs is not None and getattr(fs, "_forkserver_pid", None):
+            pids.add(fs._forkserver_pid)
+        rt = getattr(resource_tracker, "_resource_tracker", None)
+        if rt is not None and getattr(rt, "_pid", None):
+            pids.add(rt._pid)
+    except Exception:
+        pass
+    return pids
+
+
+def sweep_orphans(known: set[int]) -> list[int]:
+    """Kill children of this process that are neither workers nor multiprocessing helpers.
+
+    With the subreaper flag set, these are descendants of dead workers that escaped the worker's
+    process group. Returns the pids killed.
+    """
+    keep = known | _mp_helper_pids()
+    killed: list[int] = []
+    try:
+        kids = psutil.Process().children(recursive=False)
+    except psutil.Error:
+        return killed
+    for p in kids:
+        if p.pid in keep:
+            continue
+        try:
+            if p.status() == psutil.STATUS_ZOMBIE:
+                os.waitpid(p.pid, os.WNOHANG)
+                continue
+            for q in p.children(recursive=True):
+                with contextlib.suppress(psutil.Error):
+                    q.kill()
+            p.kill()
+            killed.append(p.pid)
+            with contextlib.suppress(ChildProcessError, OSError):
+                os.waitpid(p.pid, 0)
+        except psutil.Error:
+            continue
+    return killed
+
+
+def pid_alive(pid: int, create_time: float | None = None) -> bool:
+    """Whether ``pid`` runs and (if given) is the same process that started at ``create_time``."""
+    try:
+        p = psutil.Process(pid)
+        if p.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return create_time is None or abs(p.create_time() - create_time) < 1.0
+    except psutil.Error:
+        return False
+
+
+def recv_all(chan: Connection) -> list[Any]:
+    """Every message waiting on ``chan``; stops at EOF."""
+    out: list[Any] = []
+    try:
+        while chan.poll():
+            out.append(chan.recv())
+    except (EOFError, OSError):
+        pass
+    return out

@@ -1,0 +1,71 @@
+"""Recover trials left RUNNING by a dead supervisor (ours on this host, or anyone's, by heartbeat).
+
+A trial is orphaned when its heartbeat is stale (Optuna's own query over the heartbeat table) or,
+on this host, when the supervisor recorded as its owner is no longer alive, so a restart need not
+wait for the grace period. For each orphan: if its worker recorded an outcome before the supervisor
+died, the trial is finished with that outcome; otherwise it is tagged ``supervisor_lost``, failed,
+and its parameters retried (policy permitting). COMPLETE and PRUNED trials are never touched.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from optuna.trial import TrialState
+
+from hpo import storage as st
+from hpo.child import TrialSpec
+from hpo.failures import Action, FailureClass, diagnosis_for
+from hpo.outcome import Outcome, Status
+from hpo.process import pid_alive
+
+if TYPE_CHECKING:
+    from hpo.supervisor import Supervisor
+
+log = logging.getLogger(__name__)
+
+
+def _owner_dead(owner: dict[str, Any] | None) -> bool:
+    if not owner or owner.get("host") != st.HOST:
+        return False
+    return not pid_alive(int(owner.get("pid", -1)), owner.get("ctime"))
+
+
+def reconcile(sup: Supervisor) -> int:
+    """Finish or fail every orphaned RUNNING trial of the study; returns how many."""
+    from hpo.supervisor import Running
+
+    study = sup.study
+    stale = set(st.stale_trial_ids(study))
+    recovered = 0
+    for t in st.trials(study, (TrialState.RUNNING,)):
+        owner = t.system_attrs.get(st.OWNER_KEY)
+        if t._trial_id not in stale and not _owner_dead(owner):
+            continue
+        run_dir = Path(owner["run_dir"]) if owner and owner.get("host") == st.HOST else None
+        log_path = str(run_dir / "logs" / f"trial-{t.number:06d}.log") if run_dir else ""
+        spec = TrialSpec(number=t.number, trial_id=t._trial_id, n_objectives=sup.n_objectives, log_path=log_path, outcome_path="")
+        run = Running(trial=None, spec=spec, attempt=int(t.user_attrs.get("attempt", 1)), started=time.monotonic(), device=(owner or {}).get("device"))
+        outcome = Outcome.read(run_dir / "outcomes" / f"trial-{t.number:06d}.json") if run_dir else None
+        if outcome is not None and outcome.trial_number == t.number:
+            sup.record(run, outcome)
+            sup.events.emit("trial_recovered", trial=t.number, state=outcome.status.value, how="outcome file")
+            log.info("[trial %d] recovered from the outcome its worker recorded (%s)", t.number, outcome.status.value)
+            recovered += 1
+            continue
+        why = "heartbeat stale" if t._trial_id in stale else f"supervisor pid {owner.get('pid') if owner else '?'} is gone"
+        outcome = Outcome(
+            trial_number=t.number, status=Status.FAILED,
+            message=f"the supervisor running this trial died ({why}); the trial was lost",
+            worker_pid=int((owner or {}).get("worker_pid") or 0),
+            duration_s=max(0.0, time.time() - t.datetime_start.timestamp()) if t.datetime_start else 0.0,
+        )
+        diag = diagnosis_for(FailureClass.SUPERVISOR_LOST, summary=outcome.message)
+        sup.record(run, outcome, diag=diag)
+        sup.events.emit("trial_recovered", trial=t.number, state="FAIL", how=why)
+        recovered += 1
+    _ = (Action, Status)
+    return recovered

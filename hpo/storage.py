@@ -1,0 +1,293 @@
+"""The only module that talks to Optuna storages: open, create/load, tag, tell, retry, reconcile.
+
+Design notes:
+- The supervisor is the single writer of the study on its host; workers never open it. Optuna's
+  ``RDBStorage`` (SQLite, PostgreSQL, MySQL) is used with its own heartbeat machinery
+  (``heartbeat_interval``/``grace_period`` and ``_get_stale_trial_ids``), the supervisor recording
+  the heartbeats of the trials its workers run.
+- Tags are written before a trial is finished (finished trials are immutable), several in one
+  transaction where the backend allows it.
+- Retries use the system attrs of Optuna's ``RetryHeartbeatStaleTrialCallback`` (``failed_trial``,
+  ``retry_history``) so ``RetryHeartbeatStaleTrialCallback.retried_trial_number`` works on them,
+  plus the user attrs ``retry_of`` and ``attempt``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import socket
+import warnings
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import optuna
+from optuna.distributions import BaseDistribution
+from optuna.storages import RDBStorage
+from optuna.study import StudyDirection
+from optuna.trial import FrozenTrial, TrialState
+
+from hpo.errors import StorageError
+
+log = logging.getLogger(__name__)
+
+OWNER_KEY = "hpo:owner"  # system attr: which supervisor runs the trial (host, pid, start time, run dir)
+HOST = socket.gethostname()
+
+warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+
+
+def redact(url: str) -> str:
+    """The URL with any password replaced by ``***`` (safe for logs, tags and output)."""
+    try:
+        from sqlalchemy.engine import make_url
+
+        u = make_url(url)
+        if u.password is not None:
+            return u.render_as_string(hide_password=True)
+        return url
+    except Exception:
+        return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
+
+
+def _sqlite_path(url: str) -> Path | None:
+    if not url.startswith("sqlite:///"):
+        return None
+    rest = url[len("sqlite:///") :].split("?")[0]
+    if rest in ("", ":memory:"):
+        return None
+    return Path(rest)
+
+
+def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: int | None = None) -> RDBStorage:
+    """Open an RDB storage tuned for the runner; StorageError (password redacted) on failure."""
+    if not re.match(r"^(sqlite|postgresql|postgres|mysql|mariadb)(\+\w+)?://", url):
+        raise StorageError(
+            f"storage {redact(url)!r} is not supported: use sqlite:///path.db, postgresql://… or mysql+pymysql://…"
+        )
+    if url.startswith("postgres://"):
+        url = "postgresql://" + url[len("postgres://") :]
+    engine_kwargs: dict[str, Any] = {}
+    path = _sqlite_path(url)
+    if path is not None:
+        _check_sqlite_writable(path)
+        # Supervisors on one host share the file; readers (hpo status, the dashboard) must not
+        # make them fail: a long busy timeout, and WAL so readers never block the writer.
+        engine_kwargs["connect_args"] = {"timeout": 60.0}
+    else:
+        engine_kwargs["pool_pre_ping"] = True
+        if url.startswith(("postgresql", "mysql", "mariadb")):
+            engine_kwargs["connect_args"] = {"connect_timeout": 10}
+    try:
+        storage = RDBStorage(
+            url,
+            engine_kwargs=engine_kwargs,
+            heartbeat_interval=heartbeat_interval,
+            grace_period=grace_period,
+        )
+    except ImportError as exc:
+        raise StorageError(f"storage {redact(url)!r}: database driver missing ({exc}); pip install 'hpo[postgres]' or 'hpo[mysql]'") from None
+    except Exception as exc:  # OperationalError, version mismatch, …
+        raise StorageError(f"cannot open storage {redact(url)!r}: {_first_line(exc, url)}") from None
+    if path is not None:
+        _enable_wal(storage)
+    return storage
+
+
+def _first_line(exc: BaseException, url: str) -> str:
+    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    line = text[0] if text else type(exc).__name__
+    try:
+        from sqlalchemy.engine import make_url
+
+        pw = make_url(url).password
+        if pw:
+            line = line.replace(str(pw), "***")
+    except Exception:
+        pass
+    return line[:300]
+
+
+def _check_sqlite_writable(path: Path) -> None:
+    parent = path.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StorageError(f"cannot create the folder of SQLite storage {str(path)!r}: {exc.strerror}") from None
+    if path.exists() and not os.access(path, os.W_OK):
+        raise StorageError(f"SQLite storage {str(path)!r} is read-only")
+    if not os.access(parent, os.W_OK):
+        raise StorageError(f"SQLite storage folder {str(parent)!r} is not writable")
+
+
+def _enable_wal(storage: RDBStorage) -> None:
+    import sqlalchemy
+
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.close()
+
+    sqlalchemy.event.listen(storage.engine, "connect", _on_connect)
+    try:
+        with storage.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
+    except Exception as exc:  # e.g. a filesystem without shared memory: keep the default journal
+        log.warning("could not enable SQLite WAL mode: %s", exc)
+
+
+def create_or_load_study(
+    storage: RDBStorage,
+    name: str,
+    directions: Sequence[str],
+    sampler: optuna.samplers.BaseSampler,
+    pruner: optuna.pruners.BasePruner,
+) -> optuna.Study:
+    """Create the study, or load it and refuse if it was made with other directions."""
+    wanted = [StudyDirection.MAXIMIZE if d == "maximize" else StudyDirection.MINIMIZE for d in directions]
+    try:
+        existing = storage.get_study_id_from_name(name)
+    except KeyError:
+        existing = None
+    except Exception as exc:
+        raise StorageError(f"cannot read storage {redact(storage.url)!r}: {_first_line(exc, storage.url)}") from None
+    if existing is not None:
+        have = storage.get_study_directions(existing)
+        if list(have) != wanted:
+            raise StorageError(
+                f"study {name!r} exists in {redact(storage.url)} with direction(s) "
+                f"{', '.join(d.name.lower() for d in have)}, but the config says "
+                f"{', '.join(directions)}: use another study name rather than mix results"
+            )
+    try:
+        return optuna.create_study(
+            study_name=name,
+            storage=storage,
+            directions=list(directions),
+            sampler=sampler,
+            pruner=pruner,
+            load_if_exists=True,
+        )
+    except Exception as exc:
+        raise StorageError(f"cannot create study {name!r} in {redact(storage.url)}: {_first_line(exc, storage.url)}") from None
+
+
+def load_study(storage_url: str, name: str | None) -> optuna.Study:
+    """Load a study for the read-only commands (status, failures, report, replay)."""
+    storage = open_storage(storage_url)
+    names = [s.study_name for s in storage.get_all_studies()]
+    if name is None:
+        if len(names) == 1:
+            name = names[0]
+        else:
+            raise StorageError(
+                f"storage {redact(storage_url)} holds {len(names)} studies; name one with --study "
+                f"({', '.join(names[:10]) or 'none'})"
+            )
+    if name not in names:
+        raise StorageError(
+            f"no study {name!r} in {redact(storage_url)} (it has: {', '.join(names[:10]) or 'no studies'})"
+        )
+    return optuna.load_study(study_name=name, storage=storage)
+
+
+def set_user_attrs(storage: Any, trial_id: int, attrs: Mapping[str, Any]) -> None:
+    """Write several user attrs of a RUNNING trial, in one transaction on RDB storages."""
+    backend = getattr(storage, "_backend", storage)
+    if isinstance(backend, RDBStorage) and hasattr(backend, "_set_trial_attr_without_commit"):
+        try:
+            from optuna.storages._rdb import models
+            from optuna.storages._rdb.storage import _create_scoped_session
+
+            with _create_scoped_session(backend.scoped_session, True) as session:
+                for key, value in attrs.items():
+                    backend._set_trial_attr_without_commit(
+                        session, models.TrialUserAttributeModel, trial_id, key, value
+                    )
+            return
+        except optuna.exceptions.UpdateFinishedTrialError:
+            raise
+        except Exception as exc:  # private API changed: fall back to the public path
+            log.debug("bulk attribute write failed (%s); writing one by one", exc)
+    for key, value in attrs.items():
+        storage.set_trial_user_attr(trial_id, key, value)
+
+
+def set_system_attr(storage: Any, trial_id: int, key: str, value: Any) -> None:
+    storage.set_trial_system_attr(trial_id, key, value)
+
+
+def record_heartbeat(storage: Any, trial_id: int) -> None:
+    if hasattr(storage, "record_heartbeat") and storage.get_heartbeat_interval() is not None:
+        storage.record_heartbeat(trial_id)
+
+
+def stale_trial_ids(study: optuna.Study) -> list[int]:
+    """RUNNING trials whose heartbeat is older than the grace period (Optuna's own query)."""
+    storage = study._storage
+    if not hasattr(storage, "_get_stale_trial_ids") or storage.get_heartbeat_interval() is None:
+        return []
+    return list(storage._get_stale_trial_ids(study._study_id))
+
+
+def finish_trial(study: optuna.Study, trial_number: int, state: TrialState, values: list[float] | None) -> bool:
+    """Tell the study; idempotent. Returns False if the trial was already finished."""
+    try:
+        before = study._storage.get_trial(study._storage.get_trial_id_from_study_id_trial_number(study._study_id, trial_number))
+        if before.state.is_finished():
+            return False
+        study.tell(trial_number, values=values if state == TrialState.COMPLETE else None, state=state, skip_if_finished=True)
+        return True
+    except optuna.exceptions.UpdateFinishedTrialError:
+        return False
+
+
+def mark_failed(study: optuna.Study, trial_id: int) -> bool:
+    """Set a RUNNING trial of any owner to FAIL; False if someone else finished it first."""
+    try:
+        return bool(study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL))
+    except optuna.exceptions.UpdateFinishedTrialError:
+        return False
+
+
+def enqueue_retry(study: optuna.Study, original: FrozenTrial, attempt: int, reason: str) -> None:
+    """Queue the original's parameters as a WAITING trial linked to it (Optuna's retry keys too)."""
+    history = list(original.system_attrs.get("retry_history", [])) + [original.number]
+    system_attrs = {
+        "failed_trial": original.system_attrs.get("failed_trial", original.number),
+        "retry_history": history,
+    }
+    if "fixed_params" in original.system_attrs:
+        system_attrs["fixed_params"] = original.system_attrs["fixed_params"]
+    keep = {k: v for k, v in original.user_attrs.items() if k in _INHERITED_ATTRS}
+    study.add_trial(
+        optuna.create_trial(
+            state=TrialState.WAITING,
+            params=original.params,
+            distributions=original.distributions,
+            user_attrs={**keep, "retry_of": original.number, "attempt": attempt, "retry_reason": reason},
+            system_attrs=system_attrs,
+        )
+    )
+
+
+# User attrs a retry inherits from its original (set by the user at enqueue time, not by the run).
+_INHERITED_ATTRS: frozenset[str] = frozenset()
+
+
+def trials(study: optuna.Study, states: Sequence[TrialState] | None = None) -> list[FrozenTrial]:
+    return study._storage.get_all_trials(study._study_id, deepcopy=False, states=tuple(states) if states else None)
+
+
+def count(study: optuna.Study, states: Sequence[TrialState]) -> int:
+    return len(trials(study, states))
+
+
+def search_space(study: optuna.Study) -> dict[str, BaseDistribution]:
+    """The distributions of the most recent finished trials (for asking with fixed distributions)."""
+    for t in reversed(trials(study, (TrialState.COMPLETE, TrialState.PRUNED))):
+        if t.distributions:
+            return dict(t.distributions)
+    return {}

@@ -1,0 +1,142 @@
+"""End-to-end: each fault kind in a real worker process, through the real supervisor and SQLite.
+
+Each test asserts the faulted trial's final state and tags, that its retry (where the policy
+retries) links to it, that the study reached ``n_trials``, and that no process of the run
+(workers, grandchildren) is alive afterwards.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from optuna.trial import TrialState
+
+from tests.conftest import assert_no_run_processes, load_study, run_hpo, write_config
+
+pytestmark = pytest.mark.slow
+
+N_TRIALS = 4
+FAULTED = 1
+
+# fault -> (failure_class, state of the faulted trial, action, retried?)
+EXPECTED: dict[str, tuple[str, TrialState, str, bool]] = {
+    "cuda_illegal_access": ("cuda_context_corrupted", TrialState.FAIL, "retry", True),
+    "device_assert": ("cuda_context_corrupted", TrialState.FAIL, "retry", True),
+    "cudnn": ("cudnn", TrialState.FAIL, "retry", True),
+    "oom": ("oom", TrialState.PRUNED, "prune", False),
+    "raise": ("user_error", TrialState.FAIL, "fail", False),
+    "sigsegv": ("segfault", TrialState.FAIL, "retry", True),
+    "sigkill": ("host_oom", TrialState.PRUNED, "prune", False),
+    "exit": ("worker_lost", TrialState.FAIL, "retry", True),
+    "hang": ("timeout", TrialState.FAIL, "fail", False),
+    "host_oom": ("host_oom", TrialState.PRUNED, "prune", False),
+    "grandchild": ("worker_lost", TrialState.FAIL, "retry", True),
+    "nan": ("numerical", TrialState.PRUNED, "prune", False),
+}
+
+
+def _run(run_dir: Path, tmp_path: Path, fault: str, **extra: Any) -> Any:
+    cfg = write_config(
+        tmp_path / "study.yaml",
+        study="faults",
+        objective="hpo.testing.objectives:fault_objective",
+        objective_kwargs={"fault": fault, "fault_trials": [FAULTED]},
+        run_dir=str(run_dir),
+        n_trials=N_TRIALS,
+        workers=2,
+        direction="maximize",
+        sampler={"name": "random", "seed": 1},
+        **extra,
+    )
+    proc = run_hpo("run", str(cfg), "--quiet", timeout=240)
+    return proc
+
+
+@pytest.mark.parametrize("fault", sorted(EXPECTED))
+def test_fault_kind(fault: str, run_dir: Path, tmp_path: Path) -> None:
+    extra: dict[str, Any] = {}
+    if fault == "hang":
+        extra["timeout_per_trial"] = 3
+    if fault == "host_oom":
+        extra["max_host_mem_mb"] = 1500
+    proc = _run(run_dir, tmp_path, fault, **extra)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    study = load_study(run_dir, "faults")
+    trials = study.get_trials(deepcopy=False)
+    states = [t.state for t in trials]
+    assert sum(s in (TrialState.COMPLETE, TrialState.PRUNED) for s in states) == N_TRIALS
+    assert TrialState.RUNNING not in states and TrialState.WAITING not in states
+
+    fclass, fstate, action, retried = EXPECTED[fault]
+    bad = trials[FAULTED]
+    ua = bad.user_attrs
+    assert bad.state == fstate, ua
+    assert ua["failure_class"] == fclass, ua
+    assert ua["failure_action"] == action
+    for key in ("exception_type", "error_msg", "traceback", "exit_code", "signal", "log_path", "worker_pid", "host", "attempt", "duration_s", "cuda_error", "cuda_error_type", "cuda_error_msg"):
+        assert key in ua, f"tag {key} missing: {sorted(ua)}"
+    assert ua["attempt"] == 1
+    # What the objective wrote before dying is kept.
+    assert ua["progress"] == "started"
+    assert bad.intermediate_values == {0: bad.params["x"]}
+    assert Path(ua["log_path"]).exists()
+    if fclass in ("cuda_context_corrupted", "cudnn", "oom"):
+        assert ua["cuda_error"] is True and ua["cuda_error_type"] and ua["cuda_error_msg"]
+    else:
+        assert ua["cuda_error"] is False
+    retries = [t for t in trials if t.user_attrs.get("retry_of") == FAULTED]
+    if retried:
+        assert len(retries) == 1
+        r = retries[0]
+        assert r.params == bad.params and r.user_attrs["attempt"] == 2
+        assert r.system_attrs["failed_trial"] == FAULTED
+        assert r.state == TrialState.COMPLETE
+    else:
+        assert not retries
+    assert_no_run_processes(run_dir)
+
+
+def test_prune_and_attrs_like_optimize(run_dir: Path, tmp_path: Path) -> None:
+    cfg = write_config(
+        tmp_path / "s.yaml", study="p", objective="hpo.testing.objectives:fault_objective",
+        objective_kwargs={"prune_trials": [0, 2]}, run_dir=str(run_dir), n_trials=4, workers=1,
+        sampler={"name": "random", "seed": 3},
+    )
+    proc = run_hpo("run", str(cfg), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    trials = load_study(run_dir, "p").get_trials()
+    assert [t.state for t in trials] == [TrialState.PRUNED, TrialState.COMPLETE, TrialState.PRUNED, TrialState.COMPLETE]
+    assert all(t.user_attrs["progress"] == "started" for t in trials)
+    assert trials[1].value == trials[1].params["x"]
+    assert "failure_class" not in trials[0].user_attrs
+
+
+def test_always_failing_objective_trips_breaker(run_dir: Path) -> None:
+    proc = run_hpo(
+        "run", "--objective", "hpo.testing.objectives:always_raises", "--study", "b", "--run-dir", str(run_dir),
+        "--n-trials", "50", "--workers", "1", "--quiet",
+    )
+    assert proc.returncode == 4, proc.stdout + proc.stderr
+    assert "5 consecutive failures" in proc.stdout + proc.stderr
+    assert "user_error" in proc.stdout + proc.stderr
+    trials = load_study(run_dir, "b").get_trials()
+    assert len(trials) == 5 and all(t.state == TrialState.FAIL for t in trials)
+    assert_no_run_processes(run_dir)
+
+
+@pytest.mark.parametrize("kind,fclass", [("none", "user_error"), ("str", "user_error"), ("nan", "numerical"), ("inf", "numerical")])
+def test_bad_return_values(kind: str, fclass: str, run_dir: Path, tmp_path: Path) -> None:
+    cfg = write_config(
+        tmp_path / "s.yaml", study="r", objective="hpo.testing.objectives:returns_bad",
+        objective_kwargs={"kind": kind}, run_dir=str(run_dir), n_trials=1, workers=1, max_consecutive_failures=2,
+    )
+    proc = run_hpo("run", str(cfg), "--quiet")
+    trials = load_study(run_dir, "r").get_trials()
+    assert trials[0].user_attrs["failure_class"] == fclass
+    assert "returned" in trials[0].user_attrs["error_msg"]
+    if fclass == "user_error":
+        assert proc.returncode == 4
+    else:
+        assert proc.returncode == 0
