@@ -104,6 +104,7 @@ class StudyConfig(BaseModel):
     device_backend: Literal["auto", "nvml", "simulated", "cpu"] = "auto"
     simulated_gpus: SimulatedGPUConfig = Field(default_factory=SimulatedGPUConfig)
     gpu_mem_margin_mb: int = Field(1024, ge=0)
+    gpu_mem_keys: list[str] | None = None  # params that decide a trial's GPU memory (default: the non-float ones)
     quarantine_after: int = Field(3, ge=1)
     quarantine_window_s: float = Field(600.0, gt=0)
     allow_gpu_reset: bool = False

@@ -41,11 +41,24 @@ def become_subreaper() -> bool:
         return False
 
 
-def make_context(start_method: str, preload: list[str]) -> BaseContext:
+def make_context(start_method: str, preload: list[str], env: dict[str, str] | None = None) -> BaseContext:
+    """A multiprocessing context; ``env`` is given to the forkserver (and so to every worker)."""
     ctx = mp.get_context(start_method)
     if start_method == "forkserver":
         # Preloading torch (without touching CUDA) makes a fresh worker cost milliseconds.
         ctx.set_forkserver_preload(["hpo.child", *preload])  # type: ignore[attr-defined]
+        from multiprocessing import forkserver
+
+        saved = {k: os.environ.get(k) for k in env or {}}
+        os.environ.update(env or {})
+        try:
+            forkserver.ensure_running()  # returns at once; the server imports in the background
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
     return ctx
 
 

@@ -61,6 +61,8 @@ def run_summary(sup: Supervisor, code: int) -> str:
         + ", ".join(f"{k} {by_state.get(k, 0)}" for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING"))
         + f" (target {sup.cfg.n_trials} COMPLETE+PRUNED)"
     )
+    if sup.recovered:
+        lines.append(f"hpo: recovered {sup.recovered} trial(s) left running by a dead supervisor")
     if sup.counts:
         lines.append("hpo: this run: " + ", ".join(f"{k} {v}" for k, v in sorted(sup.counts.items())))
     if hasattr(sup, "study"):

@@ -18,6 +18,7 @@ import logging
 import os
 import re
 import socket
+import time
 import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -80,17 +81,24 @@ def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: 
         engine_kwargs["pool_pre_ping"] = True
         if url.startswith(("postgresql", "mysql", "mariadb")):
             engine_kwargs["connect_args"] = {"connect_timeout": 10}
-    try:
-        storage = RDBStorage(
-            url,
-            engine_kwargs=engine_kwargs,
-            heartbeat_interval=heartbeat_interval,
-            grace_period=grace_period,
-        )
-    except ImportError as exc:
-        raise StorageError(f"storage {redact(url)!r}: database driver missing ({exc}); pip install 'hpo[postgres]' or 'hpo[mysql]'") from None
-    except Exception as exc:  # OperationalError, version mismatch, …
-        raise StorageError(f"cannot open storage {redact(url)!r}: {_first_line(exc, url)}") from None
+    for attempt in range(6):
+        try:
+            storage = RDBStorage(
+                url,
+                engine_kwargs=engine_kwargs,
+                heartbeat_interval=heartbeat_interval,
+                grace_period=grace_period,
+            )
+            break
+        except ImportError as exc:
+            raise StorageError(f"storage {redact(url)!r}: database driver missing ({exc}); pip install 'hpo[postgres]' or 'hpo[mysql]'") from None
+        except Exception as exc:  # OperationalError, version mismatch, …
+            text = str(exc).lower()
+            # Two supervisors creating the schema at once: the loser sees the winner's tables.
+            if attempt < 5 and any(w in text for w in ("already exists", "duplicate", "unique constraint", "database is locked")):
+                time.sleep(0.2 * (attempt + 1))
+                continue
+            raise StorageError(f"cannot open storage {redact(url)!r}: {_first_line(exc, url)}") from None
     if path is not None:
         _enable_wal(storage)
     return storage

@@ -19,6 +19,7 @@ import os
 import random
 import signal
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import wait
@@ -133,6 +134,11 @@ class Supervisor:
         self.events: EventLog
         self.n_objectives = len(cfg.study_directions)
         self.preflight_facts: dict[str, Any] = {}
+        self._asked = 0
+        self._reseeded = False
+        self.recovered = 0
+        self.pending: optuna.Trial | None = None  # asked, waiting for a slot (GPU packing)
+        self.devices: Any = None  # hpo.gpu.Devices when GPUs are in use
 
     # ------------------------------------------------------------------ set-up
     def _prepare_run_dir(self) -> None:
@@ -228,6 +234,7 @@ class Supervisor:
     def run(self) -> int:
         self._prepare_run_dir()
         self._setup_logging()
+        self._start_process_machinery()
         self.events = EventLog(self.run_dir / "events.jsonl")
         if self.progress is not None:
             self.progress.attach(self)
@@ -236,9 +243,9 @@ class Supervisor:
             self._run_preflight()
             from hpo.resume import reconcile
 
-            recovered = reconcile(self)
-            if recovered:
-                self.echo(f"resumed: recovered {recovered} trial(s) left running by a dead supervisor")
+            self.recovered = reconcile(self)
+            if self.recovered:
+                self.echo(f"resumed: recovered {self.recovered} trial(s) left running by a dead supervisor")
             code = self._loop()
         except StopRun as stop:
             code = stop.code
@@ -275,14 +282,18 @@ class Supervisor:
         os.close(r)
         os.close(w)
 
-    def _loop(self) -> ExitCode:
+    def _start_process_machinery(self) -> None:
+        """Start the forkserver first, so its imports (torch) overlap opening the study."""
         become_subreaper()
         preload = self.cfg.preload
         if preload is None:
             import importlib.util
 
             preload = ["torch"] if importlib.util.find_spec("torch") is not None else []
-        self.ctx = make_context(self.cfg.start_method, preload)
+        # HPO_RUN_DIR marks every process of the run (forkserver, workers, their children).
+        self.ctx = make_context(self.cfg.start_method, preload, {"HPO_RUN_DIR": str(self.run_dir)})
+
+    def _loop(self) -> ExitCode:
         devices = self._slots_and_devices()
         self.slots = [Slot(i, d) for i, d in enumerate(devices)]
         wake_r, old, _ = self._install_signals()
@@ -319,6 +330,11 @@ class Supervisor:
             self.echo(f"{name}: no new trials; running trials have {self.cfg.stop_grace_s:.0f}s to finish (again to stop now)")
             log.warning("%s received: stopping with a %.0fs grace period", name, self.cfg.stop_grace_s)
         self._begin_stop(ExitCode.INTERRUPTED, f"interrupted by {signal.Signals(signum).name}", grace=self.cfg.stop_grace_s)
+
+    def request_stop(self, code: ExitCode, message: str) -> None:
+        """Stop the run (no new trials; running ones get the stop grace period)."""
+        log.error("%s", message)
+        self._begin_stop(code, message, grace=self.cfg.stop_grace_s)
 
     def _begin_stop(self, code: ExitCode, message: str, grace: float) -> None:
         if self.stopping is None or code == ExitCode.INTERRUPTED and self.stopping != ExitCode.INTERRUPTED:
@@ -406,7 +422,7 @@ class Supervisor:
         log.info("[worker %d] recycled (%s)", w.pid, reason)
 
     def _fill_slots(self) -> None:
-        from hpo.gpu import slot_usable
+        from hpo.gpu import place, slot_usable
 
         for slot in self.slots:
             if not slot_usable(self, slot):
@@ -415,10 +431,18 @@ class Supervisor:
                 continue
             if slot.worker is None:
                 self._start_worker(slot)
-                continue
-            if slot.ready and slot.running is None:
-                if not self._dispatch(slot):
-                    break
+        idle = [s for s in self.slots if s.worker is not None and s.ready and s.running is None and slot_usable(self, s)]
+        while idle and self.stopping is None:
+            if self.pending is None:
+                if not self._budget_left():
+                    return
+                self.pending = self._ask()
+            slot = place(self, dict(self.pending.params) or None, idle)
+            if slot is None:
+                return  # the trial waits until a running one frees memory
+            trial, self.pending = self.pending, None
+            self._dispatch(slot, trial)
+            idle.remove(slot)
 
     # ------------------------------------------------------------------ dispatch
     def _budget_left(self) -> bool:
@@ -426,15 +450,10 @@ class Supervisor:
         running = st.count(self.study, (TrialState.RUNNING,))
         return done + running < self.cfg.n_trials
 
-    def _dispatch(self, slot: Slot) -> bool:
-        """Start a trial on the slot's ready worker; False when no trial should start now."""
-        from hpo.gpu import admit, on_trial_started
+    def _dispatch(self, slot: Slot, trial: optuna.Trial) -> None:
+        """Start ``trial`` on the slot's ready worker."""
+        from hpo.gpu import on_trial_started
 
-        if not self._budget_left():
-            return False
-        if not admit(self, slot):
-            return True  # this slot waits; others may still fit
-        trial = self._ask()
         number = trial.number
         user_attrs = dict(trial.user_attrs)
         attempt = int(user_attrs.get("attempt", 1))
@@ -456,7 +475,6 @@ class Supervisor:
             self.study._storage, trial._trial_id, st.OWNER_KEY,
             {"host": st.HOST, "pid": os.getpid(), "ctime": _my_ctime(), "run_dir": str(self.run_dir), "worker_pid": slot.worker.pid, "device": slot.device},
         )
-        st.record_heartbeat(self.study._storage, trial._trial_id)
         now = time.monotonic()
         run = Running(trial=trial, spec=spec, attempt=attempt, started=now, device=slot.device)
         timeout = self.cfg.timeout_per_trial
@@ -473,7 +491,6 @@ class Supervisor:
         slot.running = run
         on_trial_started(self, slot, run)
         self.events.emit("trial_started", trial=number, slot=slot.index, worker_pid=slot.worker.pid, device=slot.device, attempt=attempt, fault=fault)
-        return True
 
     def _ask(self) -> optuna.Trial:
         from hpo.gpu import ask_distributions
@@ -482,11 +499,34 @@ class Supervisor:
         for delay in (0.0, 0.5, 1.0, 2.0, 4.0):
             time.sleep(delay)
             try:
-                return self.study.ask(ask_distributions(self))
+                self._reseed_unless_alone(len(st.trials(self.study)))
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)  # "Heartbeat ... used with Study.optimize"
+                    trial = self.study.ask(ask_distributions(self))
+                self._asked += 1
+                self._reseed_unless_alone(trial.number + 1)
+                if self.devices is not None:  # the trial may wait for GPU memory: own it now
+                    st.set_system_attr(
+                        self.study._storage, trial._trial_id, st.OWNER_KEY,
+                        {"host": st.HOST, "pid": os.getpid(), "ctime": _my_ctime(), "run_dir": str(self.run_dir), "worker_pid": None, "device": None},
+                    )
+                st.record_heartbeat(self.study._storage, trial._trial_id)
+                return trial
             except Exception as exc:  # a storage hiccup must not end an overnight run
                 last = exc
                 log.warning("ask failed (%s); retrying", exc)
         raise StopRun(ExitCode.STORAGE, f"storage {st.redact(self.cfg.storage_url)}: cannot start a trial: {last}")
+
+    def _reseed_unless_alone(self, n_trials_seen: int) -> None:
+        """Keep the configured seed only while every trial of the study is this supervisor's.
+
+        A fresh single-supervisor run is reproducible; a resumed run, or a second supervisor on
+        the same study, reseeds its sampler so that two samplers never walk in lockstep.
+        """
+        if not self._reseeded and n_trials_seen != self._asked:
+            self.study.sampler.reseed_rng()
+            self._reseeded = True
+            log.info("sampler reseeded: the study has trials this supervisor did not ask")
 
     def _chaos_pick(self) -> tuple[str | None, float | None]:
         cfg = self.cfg
@@ -631,12 +671,17 @@ class Supervisor:
         now = time.monotonic()
         if now >= self._hb_next:
             self._hb_next = now + self.cfg.heartbeat_interval
-            for s in self.slots:
-                if s.running:
-                    try:
-                        st.record_heartbeat(self.study._storage, s.running.spec.trial_id)
-                    except Exception as exc:  # a missed heartbeat is not fatal; the grace period covers it
-                        log.warning("heartbeat failed: %s", exc)
+            ids = [s.running.spec.trial_id for s in self.slots if s.running]
+            if self.pending is not None:
+                ids.append(self.pending._trial_id)
+            for trial_id in ids:
+                try:
+                    st.record_heartbeat(self.study._storage, trial_id)
+                except Exception as exc:  # a missed heartbeat is not fatal; the grace period covers it
+                    log.warning("heartbeat failed: %s", exc)
+            from hpo.gpu import check_health
+
+            check_health(self)
         check_mem = now >= self._mem_next
         if check_mem:
             self._mem_next = now + 0.25
@@ -683,7 +728,9 @@ class Supervisor:
         slot.trials_done += 1
         if outcome.worker_pid == 0 and slot.worker is not None:
             outcome.worker_pid = slot.worker.pid
-        on_trial_finished(self, slot, run, outcome)
+        if outcome.status is Status.FAILED and diag is None:
+            diag = classify(outcome.exception_type, outcome.message, outcome.traceback)
+        on_trial_finished(self, run, outcome, diag)
         recycle_reason = self.record(run, outcome, diag=diag, exit_code=exit_code, sig=sig)
         if slot.worker is not None and not lost:
             if recycle_reason:
@@ -856,6 +903,18 @@ class Supervisor:
             w.close()
         sweep_orphans(set())
         self.retiring.clear()
+        if self.pending is not None:
+            trial, self.pending = self.pending, None
+            spec = TrialSpec(number=trial.number, trial_id=trial._trial_id, n_objectives=self.n_objectives, log_path="", outcome_path="")
+            run = Running(trial=trial, spec=spec, attempt=int(trial.user_attrs.get("attempt", 1)), started=time.monotonic(), device=None)
+            note = "asked but never started: " + (self.stop_message or "the supervisor stopped")
+            try:
+                self.record(run, Outcome(trial_number=trial.number, status=Status.FAILED, message=note), diag=diagnosis_for(FailureClass.INTERRUPTED, summary=note))
+            except Exception as exc:
+                log.error("[trial %d] could not be marked interrupted: %s", trial.number, exc)
+        from hpo.gpu import close
+
+        close(self)
 
 
 def _my_ctime() -> float:

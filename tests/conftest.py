@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -20,26 +21,52 @@ def write_config(path: Path, **cfg: Any) -> Path:
     return path
 
 
-def run_hpo(*args: str, timeout: float = 180, env: dict[str, str] | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+def run_hpo(
+    *args: str, timeout: float = 180, env: dict[str, str] | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
     full_env = {**os.environ, **(env or {})}
     full_env.setdefault("PYTHONPATH", str(ROOT))
     return subprocess.run(
         [sys.executable, "-m", "hpo.cli", *args],
-        capture_output=True, text=True, timeout=timeout, env=full_env, cwd=str(cwd or ROOT),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=full_env,
+        cwd=str(cwd or ROOT),
     )
 
 
 def start_hpo(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
     full_env = {**os.environ, **(env or {})}
     return subprocess.Popen(
-        [sys.executable, "-m", "hpo.cli", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True, env=full_env, cwd=str(ROOT), **kw,
+        [sys.executable, "-m", "hpo.cli", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=full_env,
+        cwd=str(ROOT),
+        **kw,
     )
 
 
+def _worker_pids(run_dir: Path) -> set[int]:
+    pids: set[int] = set()
+    events = Path(run_dir) / "events.jsonl"
+    if events.exists():
+        for line in events.read_text().splitlines():
+            if '"worker_started"' in line:
+                try:
+                    pids.add(int(json.loads(line)["pid"]))
+                except (ValueError, KeyError):
+                    pass
+    return pids
+
+
 def run_processes(run_dir: Path) -> list[psutil.Process]:
-    """Every live process that belongs to the run (workers and their descendants carry HPO_RUN_DIR)."""
+    """Every live process of the run: the forkserver, workers and their descendants carry
+    HPO_RUN_DIR in their environment; workers are also named in the run's event log."""
     want = str(Path(run_dir).resolve())
+    workers = _worker_pids(run_dir)
     found = []
     for p in psutil.process_iter(["pid"]):
         if p.pid == os.getpid():
@@ -47,7 +74,7 @@ def run_processes(run_dir: Path) -> list[psutil.Process]:
         try:
             if p.status() == psutil.STATUS_ZOMBIE:
                 continue
-            if p.environ().get("HPO_RUN_DIR") == want:
+            if p.pid in workers or p.environ().get("HPO_RUN_DIR") == want:
                 found.append(p)
         except psutil.Error:
             continue

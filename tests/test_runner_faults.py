@@ -75,7 +75,21 @@ def test_fault_kind(fault: str, run_dir: Path, tmp_path: Path) -> None:
     assert bad.state == fstate, ua
     assert ua["failure_class"] == fclass, ua
     assert ua["failure_action"] == action
-    for key in ("exception_type", "error_msg", "traceback", "exit_code", "signal", "log_path", "worker_pid", "host", "attempt", "duration_s", "cuda_error", "cuda_error_type", "cuda_error_msg"):
+    for key in (
+        "exception_type",
+        "error_msg",
+        "traceback",
+        "exit_code",
+        "signal",
+        "log_path",
+        "worker_pid",
+        "host",
+        "attempt",
+        "duration_s",
+        "cuda_error",
+        "cuda_error_type",
+        "cuda_error_msg",
+    ):
         assert key in ua, f"tag {key} missing: {sorted(ua)}"
     assert ua["attempt"] == 1
     # What the objective wrote before dying is kept.
@@ -100,14 +114,24 @@ def test_fault_kind(fault: str, run_dir: Path, tmp_path: Path) -> None:
 
 def test_prune_and_attrs_like_optimize(run_dir: Path, tmp_path: Path) -> None:
     cfg = write_config(
-        tmp_path / "s.yaml", study="p", objective="hpo.testing.objectives:fault_objective",
-        objective_kwargs={"prune_trials": [0, 2]}, run_dir=str(run_dir), n_trials=4, workers=1,
+        tmp_path / "s.yaml",
+        study="p",
+        objective="hpo.testing.objectives:fault_objective",
+        objective_kwargs={"prune_trials": [0, 2]},
+        run_dir=str(run_dir),
+        n_trials=4,
+        workers=1,
         sampler={"name": "random", "seed": 3},
     )
     proc = run_hpo("run", str(cfg), "--quiet")
     assert proc.returncode == 0, proc.stderr
     trials = load_study(run_dir, "p").get_trials()
-    assert [t.state for t in trials] == [TrialState.PRUNED, TrialState.COMPLETE, TrialState.PRUNED, TrialState.COMPLETE]
+    assert [t.state for t in trials] == [
+        TrialState.PRUNED,
+        TrialState.COMPLETE,
+        TrialState.PRUNED,
+        TrialState.COMPLETE,
+    ]
     assert all(t.user_attrs["progress"] == "started" for t in trials)
     assert trials[1].value == trials[1].params["x"]
     assert "failure_class" not in trials[0].user_attrs
@@ -115,8 +139,18 @@ def test_prune_and_attrs_like_optimize(run_dir: Path, tmp_path: Path) -> None:
 
 def test_always_failing_objective_trips_breaker(run_dir: Path) -> None:
     proc = run_hpo(
-        "run", "--objective", "hpo.testing.objectives:always_raises", "--study", "b", "--run-dir", str(run_dir),
-        "--n-trials", "50", "--workers", "1", "--quiet",
+        "run",
+        "--objective",
+        "hpo.testing.objectives:always_raises",
+        "--study",
+        "b",
+        "--run-dir",
+        str(run_dir),
+        "--n-trials",
+        "50",
+        "--workers",
+        "1",
+        "--quiet",
     )
     assert proc.returncode == 4, proc.stdout + proc.stderr
     assert "5 consecutive failures" in proc.stdout + proc.stderr
@@ -126,11 +160,20 @@ def test_always_failing_objective_trips_breaker(run_dir: Path) -> None:
     assert_no_run_processes(run_dir)
 
 
-@pytest.mark.parametrize("kind,fclass", [("none", "user_error"), ("str", "user_error"), ("nan", "numerical"), ("inf", "numerical")])
+@pytest.mark.parametrize(
+    "kind,fclass",
+    [("none", "user_error"), ("str", "user_error"), ("nan", "numerical"), ("inf", "numerical")],
+)
 def test_bad_return_values(kind: str, fclass: str, run_dir: Path, tmp_path: Path) -> None:
     cfg = write_config(
-        tmp_path / "s.yaml", study="r", objective="hpo.testing.objectives:returns_bad",
-        objective_kwargs={"kind": kind}, run_dir=str(run_dir), n_trials=1, workers=1, max_consecutive_failures=2,
+        tmp_path / "s.yaml",
+        study="r",
+        objective="hpo.testing.objectives:returns_bad",
+        objective_kwargs={"kind": kind},
+        run_dir=str(run_dir),
+        n_trials=1,
+        workers=1,
+        max_consecutive_failures=2,
     )
     proc = run_hpo("run", str(cfg), "--quiet")
     trials = load_study(run_dir, "r").get_trials()
