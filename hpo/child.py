@@ -410,27 +410,8 @@ def run_trial(
     if log_note:
         outcome.extra["log_error"] = log_note
     start = time.perf_counter()
-    timer_set = False
     try:
-        if spec.fault is not None:
-            from hpo.testing.faults import inject
-
-            if spec.fault_delay_s is None:
-                raise _ChaosReturn(inject(spec.fault))
-            else:
-                signal.signal(signal.SIGALRM, lambda *_: _raise_chaos(spec.fault))  # type: ignore[arg-type]
-                signal.setitimer(signal.ITIMER_REAL, max(spec.fault_delay_s, 0.001))
-                timer_set = True
-        try:
-            ret = objective(trial)
-        finally:
-            if timer_set:
-                signal.setitimer(signal.ITIMER_REAL, 0)
-        if timer_set:  # the objective finished before the fault fired: fail at its end instead
-            from hpo.testing.faults import inject
-
-            timer_set = False
-            ret = inject(spec.fault)  # type: ignore[arg-type]
+        ret = _call(objective, trial, spec)
         outcome.values = validate_values(ret, spec.n_objectives)
         outcome.status = Status.COMPLETE
     except optuna.TrialPruned as exc:
@@ -443,8 +424,6 @@ def run_trial(
         except ValueError as verr:
             _fill_failure(outcome, verr)
     except BaseException as exc:  # noqa: BLE001 - the trial may die in any way it likes
-        if timer_set:
-            signal.setitimer(signal.ITIMER_REAL, 0)
         _fill_failure(outcome, exc)
     outcome.duration_s = time.perf_counter() - start
     if measure is not None:
@@ -455,17 +434,39 @@ def run_trial(
     return outcome
 
 
+def _call(objective: Callable[[Any], Any], trial: ProxyTrial, spec: TrialSpec) -> Any:
+    """Call the objective; with a chaos fault, the fault always happens: before the objective,
+    while it runs (a timer interrupts it), or at its end if it finished first."""
+    if spec.fault is None:
+        return objective(trial)
+    from hpo.testing.faults import inject
+
+    fault = spec.fault
+    if spec.fault_delay_s is None:
+        raise _ChaosReturn(inject(fault))
+    fired = False
+
+    def on_alarm(*_: Any) -> None:
+        nonlocal fired
+        fired = True
+        raise _ChaosReturn(inject(fault))
+
+    signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, max(spec.fault_delay_s, 0.001))
+    try:
+        objective(trial)
+    except BaseException:
+        if fired:
+            raise
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    raise _ChaosReturn(inject(fault))
+
+
 class _ChaosReturn(BaseException):
     def __init__(self, value: Any) -> None:
         super().__init__(value)
         self.value = value
-
-
-def _raise_chaos(fault: str) -> None:
-    from hpo.testing.faults import inject
-
-    ret = inject(fault)
-    raise _ChaosReturn(ret)
 
 
 def _fill_failure(outcome: Outcome, exc: BaseException) -> None:

@@ -143,6 +143,29 @@ def failures_cmd(
     sys.exit(failures(url, name, classes=classes, states=states, since=since, trial=trial_number, fmt=fmt))
 
 
+@main.command("report", context_settings=CONTEXT)
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--study", help="Study name.")
+@click.option("--storage", help="Optuna storage URL.")
+@click.option(
+    "--out", "out_dir", type=click.Path(file_okay=False),
+    help="Folder for report.html and the PNG figures (default: <run_dir>/report with a config, else ./hpo-report-<study>).",
+)
+@debug_option
+@_guard
+def report_cmd(config: str | None, study: str | None, storage: str | None, out_dir: str | None, debug: bool) -> None:
+    """A self-contained HTML report (and PNG figures) of one study; prints the HTML's path."""
+    from hpo.html_report import main as report_main
+
+    url, name = _study_from(config, study, storage)
+    run_dir = None
+    if config:
+        from hpo.config import load_config
+
+        run_dir = load_config(config, {}).run_path
+    sys.exit(report_main(url, name, out_dir, run_dir))
+
+
 @main.command("doctor", context_settings=CONTEXT)
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.option("--run-dir", default="runs", show_default=True, help="Where logs would be written.")
@@ -153,6 +176,52 @@ def doctor_cmd(as_json: bool, run_dir: str, debug: bool) -> None:
     from hpo.doctor import main as doctor_main
 
     sys.exit(doctor_main(as_json=as_json, run_dir=Path(run_dir)))
+
+
+@main.command("replay", context_settings=CONTEXT)
+@click.argument("trial_number", type=int)
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--study", help="Study name.")
+@click.option("--storage", help="Optuna storage URL.")
+@click.option("--objective", help="Objective (default: the config's).")
+@click.option("--record", is_flag=True, help="Record the replay as a new trial tagged replay_of.")
+@click.option("--no-fault", is_flag=True, help="Do not re-inject a chaos fault recorded on the trial.")
+@debug_option
+@_guard
+def replay_cmd(
+    trial_number: int, config: str | None, study: str | None, storage: str | None,
+    objective: str | None, record: bool, no_fault: bool, debug: bool,
+) -> None:
+    """Re-run trial N's parameters in the foreground with CUDA_LAUNCH_BLOCKING=1 and anomaly detection."""
+    from hpo.replay import replay
+
+    kwargs: dict[str, Any] = {}
+    env: dict[str, str] = {}
+    if config:
+        from hpo.config import load_config
+
+        cfg = load_config(config, {})
+        objective = objective or cfg.objective
+        kwargs, env = dict(cfg.objective_kwargs), dict(cfg.env)
+    if not objective:
+        raise ConfigError("hpo replay needs the objective: give the study config or --objective")
+    url, name = _study_from(config, study, storage)
+    sys.exit(replay(url, name, trial_number, objective, kwargs, env, record, inject_fault=not no_fault))
+
+
+@main.command("dashboard", context_settings=CONTEXT)
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--storage", help="Optuna storage URL.")
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8080, show_default=True, type=int)
+@debug_option
+@_guard
+def dashboard_cmd(config: str | None, storage: str | None, host: str, port: int, debug: bool) -> None:
+    """Start optuna-dashboard on the study's storage (hpo's tags show as user attrs)."""
+    from hpo.replay import dashboard
+
+    url, _ = _study_from(config, None, storage)
+    sys.exit(dashboard(url, host, port))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -62,6 +62,25 @@ def load_callable(ref: str, what: str = "objective") -> Callable[..., Any]:
     return obj  # type: ignore[no-any-return]
 
 
+def check_ref(ref: str, what: str = "objective") -> None:
+    """Cheap checks that need no import: the file exists, or the top-level package can be found."""
+    import importlib.util
+
+    target, _, attr = ref.rpartition(":")
+    if not target or not attr:
+        raise ObjectiveLoadError(f"{what} {ref!r} must be 'package.module:function' or 'file.py:function'")
+    if target.endswith(".py") or "/" in target:
+        if not Path(target).is_file():
+            raise ObjectiveLoadError(f"{what} file {target!r} does not exist")
+        return
+    try:
+        found = importlib.util.find_spec(target.split(".")[0]) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise ObjectiveLoadError(f"{what} module {target!r} not found (is it installed, or on PYTHONPATH?)")
+
+
 def load_objective(ref: str, kwargs: Mapping[str, Any] | None = None) -> Callable[[Any], Any]:
     func = load_callable(ref)
     return functools.partial(func, **kwargs) if kwargs else func

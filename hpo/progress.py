@@ -73,4 +73,8 @@ class Progress:
             self.live.stop()
         from hpo.report import run_summary
 
+        if code not in (0, 130) and sup.stop_message:
+            click.echo(f"hpo: error: {sup.stop_message}", err=True)
+        if code in (2, 3) and not hasattr(sup, "study"):
+            return  # nothing was opened: the one error line says it all
         click.echo(run_summary(sup, code), file=self.stream)

@@ -55,7 +55,7 @@ def run_summary(sup: Supervisor, code: int) -> str:
         all_trials = []
     by_state = Counter(t.state.name for t in all_trials)
     meaning = EXIT_MEANING.get(code, "")
-    lines.append(f"hpo: study {sup.cfg.study!r} finished with exit code {code} ({meaning})" + (f": {sup.stop_message}" if sup.stop_message and code else ""))
+    lines.append(f"hpo: study {sup.cfg.study!r} finished with exit code {code} ({meaning})")
     lines.append(
         "hpo: trials in study: "
         + ", ".join(f"{k} {by_state.get(k, 0)}" for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING"))

@@ -70,6 +70,7 @@ def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: 
         )
     if url.startswith("postgres://"):
         url = "postgresql://" + url[len("postgres://") :]
+    url = _with_available_driver(url)
     engine_kwargs: dict[str, Any] = {}
     path = _sqlite_path(url)
     if path is not None:
@@ -104,8 +105,25 @@ def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: 
     return storage
 
 
+def _with_available_driver(url: str) -> str:
+    """SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3; fall back to psycopg2 if only it is here."""
+    import importlib.util
+
+    if url.startswith("postgresql://") and importlib.util.find_spec("psycopg") is None and importlib.util.find_spec("psycopg2") is not None:
+        return "postgresql+psycopg2://" + url[len("postgresql://") :]
+    if url.startswith(("mysql://", "mariadb://")) and importlib.util.find_spec("MySQLdb") is None and importlib.util.find_spec("pymysql") is not None:
+        return "mysql+pymysql://" + url.split("://", 1)[1]
+    return url
+
+
 def _first_line(exc: BaseException, url: str) -> str:
-    text = str(getattr(exc, "orig", None) or exc).strip().splitlines()
+    # Optuna wraps driver errors (StorageInternalError from SQLAlchemy's from the driver's):
+    # the innermost one says what is wrong ("attempt to write a readonly database").
+    seen = 0
+    while seen < 5 and (exc.__cause__ is not None or getattr(exc, "orig", None) is not None):
+        exc = getattr(exc, "orig", None) or exc.__cause__  # type: ignore[assignment]
+        seen += 1
+    text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
     try:
         from sqlalchemy.engine import make_url

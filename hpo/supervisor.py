@@ -239,6 +239,9 @@ class Supervisor:
         if self.progress is not None:
             self.progress.attach(self)
         try:
+            from hpo.objective import check_ref
+
+            check_ref(self.cfg.objective)
             self._open_study()
             self._run_preflight()
             from hpo.resume import reconcile
@@ -250,6 +253,9 @@ class Supervisor:
         except StopRun as stop:
             code = stop.code
             self.stop_message = stop.message
+        except HpoError as exc:
+            code = ExitCode(exc.exit_code) if exc.exit_code in (2, 3) else ExitCode.ERROR
+            self.stop_message = str(exc)
         finally:
             self._shutdown()
         self.events.emit("supervisor_stopped", exit_code=int(code), message=self.stop_message)

@@ -98,7 +98,8 @@ def _oom() -> BaseException:
 def inject(fault: Fault | str) -> Any:
     """Make the calling process fail as ``fault``. Returns only for NAN (returns the value)."""
     fault = Fault(fault)
-    print(f"[hpo chaos] injecting {fault.value}", file=sys.stderr, flush=True)
+    blocking = os.environ.get("CUDA_LAUNCH_BLOCKING", "0")
+    print(f"[hpo chaos] injecting {fault.value} (CUDA_LAUNCH_BLOCKING={blocking})", file=sys.stderr, flush=True)
     if fault is Fault.CUDA_ILLEGAL_ACCESS:
         raise _cuda_error(ILLEGAL_ACCESS)
     if fault is Fault.DEVICE_ASSERT:

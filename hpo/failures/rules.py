@@ -1,0 +1,1299 @@
+"""The rules table: which evidence means which failure class, as data, plus a small engine.
+
+Each :class:`Rule` names one kind of failure and the cues that reveal it:
+
+- ``text``: regular expressions searched in the message and traceback (case-insensitive,
+  multi-line; use ``(?-i:...)`` for a case-sensitive part). A cue may capture
+  ``(?P<code>...)``: it fills ``{code}`` in ``summary`` and, when ``code_type`` is set,
+  becomes the ``cuda_error_type`` (snake_cased) instead of the rule's default.
+- ``types``: regular expressions that must match a whole exception type name, as reported
+  (``torch.cuda.OutOfMemoryError``) or as found in the text (``ValueError: ...``).
+- ``signals``: signal names (``SIGSEGV``) the worker died of.
+
+A rule matches when any of its cues does. The engine returns the matching rule with the
+highest ``priority`` (the table order breaks ties), so strong evidence beats weak evidence:
+
+====  ==========================================================================
+ 100  the objective's own guards (``hpo.guards.DataError``/``NumericalError``)
+  90  root causes: hardware faults, launch watchdog, lost GPU
+  85  NCCL watchdog timeout
+  81  NCCL reporting a sticky CUDA failure (``Cuda failure 'an illegal memory...'``)
+  80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
+  75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
+  70  out of memory (GPU and host)
+  66  NCCL watchdog taking the process down after an error
+  65  NCCL errors
+  60  cuDNN, cuBLAS, numerical, data and known user errors
+  55  DataLoader worker killed by a signal; store, DataLoader and job time limits
+  50  ``KeyboardInterrupt``
+  45  weak evidence (DataLoader worker exited, distributed network errors)
+  40  any other CUDA error (assumed sticky)
+  35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
+  20  the signal the worker died of
+  15  launcher wrappers that only say a child failed
+====  ==========================================================================
+
+The CUDA, cuDNN, cuBLAS and NCCL error strings live here and nowhere else in ``hpo``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from hpo.failures.classes import OOM_HINT, FailureClass
+
+__all__ = ["RULES", "Evidence", "Match", "Rule", "literal_anchor", "match_rules"]
+
+FC = FailureClass
+
+P_GUARD = 100
+P_ROOT = 90
+P_NCCL_TIMEOUT = 85
+P_STICKY = 80
+P_DEVICE = 75
+P_MEMORY = 70
+P_NCCL_ABORT = 66
+P_NCCL = 65
+P_SPECIFIC = 60
+P_KILLED_WORKER = 55
+P_INTERRUPT = 50
+P_WEAK = 45
+P_CUDA_GENERIC = 40
+P_TEXT_SIGNAL = 35
+P_SIGNAL = 20
+P_WRAPPER = 15
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table. See the module docstring for how cues and priority work."""
+
+    id: str
+    failure_class: FailureClass
+    summary: str
+    priority: int
+    text: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+    sticky: bool = False
+    cuda: bool = False
+    cuda_error_type: str | None = None
+    code_type: bool = False
+    hint: str | None = None
+
+
+# Hints shared by several rules. Class-level defaults live in classes.CLASS_INFO.
+_DSA_HINT = (
+    "A device-side assert: usually an index out of range (labels outside [0, num_classes), "
+    "token ids >= vocabulary size, gather/scatter indices) or NaN/Inf fed to a bounded loss "
+    "such as BCE. Rerun with CUDA_LAUNCH_BLOCKING=1 (`hpo replay N`) or on CPU to see the "
+    "failing op. The worker's CUDA context is unusable and is replaced."
+)
+_STICKY_HINT = (
+    "The CUDA context is unusable; the trial is retried in a fresh worker. Typical causes: a "
+    "bug in a custom kernel or extension, an index error, a torch build that does not match "
+    "the GPU, or a hardware fault. Rerun with CUDA_LAUNCH_BLOCKING=1 (`hpo replay N`); if it "
+    "follows one GPU, check it with `nvidia-smi` and dmesg (Xid errors)."
+)
+_HARDWARE_HINT = (
+    "A hardware fault on the GPU or its interconnect: the trial is retried in a fresh worker "
+    "and repeated faults quarantine the GPU. Check it with `nvidia-smi -q -d ECC` and dmesg "
+    "(Xid); a GPU with uncorrectable errors needs a reset or replacement."
+)
+_LAUNCH_TIMEOUT_HINT = (
+    "A kernel ran longer than the display watchdog allows (the GPU also drives a display, or "
+    "Windows WDDM TDR): use a GPU without a display (or TCC mode), or make kernels shorter "
+    "with a smaller batch or resolution."
+)
+_NCCL_TIMEOUT_HINT = (
+    "A collective did not finish within the process-group timeout: one rank hung or died "
+    "(data stall, OOM, dead peer, uneven batches). Read the other ranks' logs first; raise the "
+    "timeout in init_process_group only if ranks are legitimately slow."
+)
+_CUDNN_FIND_HINT = (
+    "cuDNN found no algorithm for this convolution, usually because its workspace does not "
+    "fit in the remaining GPU memory: use a smaller batch, torch.backends.cudnn.benchmark="
+    "False, or check that the cuDNN of this torch build supports the GPU."
+)
+_HANDLE_HINT = (
+    "The library could not create its handle or workspace, almost always because GPU memory "
+    "was already full (or an earlier asynchronous CUDA error): smaller batch, fewer processes "
+    "on the GPU."
+)
+_EXEC_FAILED_HINT = (
+    "A library kernel failed to run and the CUDA context may be unusable (fresh worker). "
+    "Causes: a torch build without kernels for this GPU, an earlier asynchronous CUDA error "
+    "(rerun with CUDA_LAUNCH_BLOCKING=1, `hpo replay N`), or a driver problem."
+)
+_SHM_HINT = (
+    "/dev/shm is too small for the DataLoader workers: raise it (docker --shm-size or "
+    "--ipc=host), use fewer workers or a smaller prefetch_factor, or "
+    "torch.multiprocessing.set_sharing_strategy('file_system')."
+)
+_OOM_KILLER_HINT = (
+    "Most often the kernel OOM killer (check `dmesg | grep -i oom`): reduce host memory use "
+    "(DataLoader workers, prefetching, cached datasets, checkpoint loading) or run fewer "
+    "trials per host."
+)
+_SEGV_HINT = (
+    "A native crash. Retry once; if it repeats, run the trial alone with PYTHONFAULTHANDLER=1 "
+    "(`hpo replay N`) and check for mismatched torch, CUDA and extension builds."
+)
+_INTERRUPT_HINT = (
+    "Stopped from outside (Ctrl-C, SIGTERM/SIGHUP from a scheduler or a closed terminal): "
+    "nothing is wrong with the trial; resume the study, under nohup/tmux or the scheduler's "
+    "requeue."
+)
+
+# Bits of regex reused below.
+_CUDA = r"(?:CUDA|HIP)"
+_ASYNC_FOOTER = r"(?:CUDA|HIP) kernel errors might be asynchronously reported"
+
+RULES: tuple[Rule, ...] = (
+    # --- the objective's own guards --------------------------------------------------------
+    Rule(
+        "guard-data-error",
+        FC.DATA_ERROR,
+        "data error reported by the objective's guard",
+        P_GUARD,
+        types=(r"(?:hpo\.guards\.)?DataError",),
+    ),
+    Rule(
+        "guard-numerical-error",
+        FC.NUMERICAL,
+        "non-finite values reported by the objective's guard",
+        P_GUARD,
+        types=(r"(?:hpo\.guards\.)?NumericalError",),
+    ),
+    # --- root causes ------------------------------------------------------------------------
+    Rule(
+        "cuda-ecc-uncorrectable",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "uncorrectable ECC error on the GPU (sticky: context unusable)",
+        P_ROOT,
+        text=(
+            r"uncorrectable ECC error",
+            r"cudaErrorECCUncorrectable",
+            r"CUDA_ERROR_ECC_UNCORRECTABLE",
+            r"hipErrorECCNotCorrectable",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="ecc_uncorrectable",
+        hint=_HARDWARE_HINT,
+    ),
+    Rule(
+        "cuda-nvlink-uncorrectable",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "uncorrectable NVLink error (sticky: context unusable)",
+        P_ROOT,
+        text=(r"uncorrectable NVLink error", r"cudaErrorNvlinkUncorrectable"),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nvlink_uncorrectable",
+        hint=_HARDWARE_HINT,
+    ),
+    Rule(
+        "cuda-launch-timeout",
+        FC.TIMEOUT,
+        "CUDA kernel killed by the launch watchdog (sticky: context unusable)",
+        P_ROOT,
+        text=(
+            r"the launch timed out and was terminated",
+            r"cudaErrorLaunchTimeout",
+            r"CUDA_ERROR_LAUNCH_TIMEOUT",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="launch_timeout",
+        hint=_LAUNCH_TIMEOUT_HINT,
+    ),
+    Rule(
+        "gpu-lost",
+        FC.DEVICE_UNAVAILABLE,
+        "the GPU fell off the bus or is lost",
+        P_ROOT,
+        text=(
+            r"fallen off the bus",
+            r"GPU is lost",
+            r"Unable to determine the device handle for GPU",
+            r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver",
+            r"\bXid\b[^\n]{0,40}\b79\b",
+        ),
+        cuda=True,
+        cuda_error_type="gpu_lost",
+    ),
+    # --- NCCL watchdog timeout --------------------------------------------------------------
+    Rule(
+        "nccl-watchdog-timeout",
+        FC.TIMEOUT,
+        "NCCL collective timed out (watchdog)",
+        P_NCCL_TIMEOUT,
+        text=(
+            r"Watchdog caught collective operation timeout",
+            r"ran for \d+ milliseconds before timing out",
+            r"NCCL communicator was aborted[^\n]{0,200}(?:timed out|timeout)",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nccl_timeout",
+        hint=_NCCL_TIMEOUT_HINT,
+    ),
+    # --- sticky CUDA kernel faults ----------------------------------------------------------
+    Rule(
+        "nccl-sticky-cuda-failure",
+        FC.NCCL,
+        "NCCL error caused by a sticky CUDA failure (context unusable)",
+        P_STICKY + 1,
+        text=(
+            r"Cuda failure[^\n']{0,20}'(?:an illegal memory access was encountered|unspecified "
+            r"launch failure|device-side assert triggered|misaligned address|an illegal "
+            r"instruction was encountered|uncorrectable ECC error encountered)'",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nccl_unhandled_cuda_error",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-device-side-assert",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA device-side assert triggered (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"device-side assert(?:ion)? triggered",
+            r"cudaErrorAssert\b",
+            r"CUDA_ERROR_ASSERT\b",
+            r"hipErrorAssert\b",
+            r"device-side assertion failures were found",
+            r"block: \[\d+, ?\d+, ?\d+\],? thread: \[\d+, ?\d+, ?\d+\],? Assertion",
+            r"\.cuh?:\d+: [^\n]{0,200}Assertion `[^\n]{0,300}` failed",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="device_side_assert",
+        hint=_DSA_HINT,
+    ),
+    Rule(
+        "cuda-illegal-memory-access",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA illegal memory access (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"an illegal memory access was encountered",
+            r"cudaErrorIllegalAddress",
+            r"CUDA_ERROR_ILLEGAL_ADDRESS",
+            r"hipErrorIllegalAddress",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="illegal_memory_access",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-unspecified-launch-failure",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA unspecified launch failure (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"unspecified launch failure",
+            r"cudaErrorLaunchFailure",
+            r"CUDA_ERROR_LAUNCH_FAILED",
+            r"hipErrorLaunchFailure",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="unspecified_launch_failure",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-misaligned-address",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA misaligned address (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"misaligned address",
+            r"cudaErrorMisalignedAddress",
+            r"CUDA_ERROR_MISALIGNED_ADDRESS",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="misaligned_address",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-illegal-instruction",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA illegal instruction (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"an illegal instruction was encountered",
+            r"cudaErrorIllegalInstruction",
+            r"CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="illegal_instruction",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-other-kernel-fault",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA kernel fault (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"hardware stack error",
+            r"invalid program counter",
+            r"operation not supported on global/shared address space",
+            r"cudaError(?:HardwareStackError|InvalidPc|InvalidAddressSpace)",
+            r"CUDA_ERROR_(?:HARDWARE_STACK_ERROR|INVALID_PC|INVALID_ADDRESS_SPACE)",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="kernel_fault",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-stream-capture",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA graph capture broken (process graph state suspect)",
+        P_STICKY,
+        text=(
+            r"operation not permitted when stream is capturing",
+            r"operation failed due to a previous error during capture",
+            r"cudaErrorStreamCapture\w+",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="stream_capture",
+        hint=(
+            "A CUDA-graph capture was broken by a synchronising or forbidden call "
+            "(torch.compile mode='reduce-overhead', .item(), pinned-memory threads). The "
+            "process's graph and allocator state is suspect, so the trial is retried in a fresh "
+            "worker; disable CUDA graphs if it repeats."
+        ),
+    ),
+    Rule(
+        "cuda-unknown-error",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA unknown error (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            _CUDA + r" error: unknown error",
+            r"cuda runtime error \(30\)",
+            r"cudaErrorUnknown",
+            r"CUDA_ERROR_UNKNOWN",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="unknown",
+        hint=_STICKY_HINT,
+    ),
+    # --- unusable device --------------------------------------------------------------------
+    Rule(
+        "cuda-no-device",
+        FC.DEVICE_UNAVAILABLE,
+        "no CUDA device visible",
+        P_DEVICE,
+        text=(
+            r"no CUDA-capable device is detected",
+            r"cudaErrorNoDevice",
+            r"CUDA_ERROR_NO_DEVICE",
+            r"No CUDA GPUs are available",
+            r"Found no NVIDIA driver on your system",
+            r"hipErrorNoDevice",
+        ),
+        cuda=True,
+        cuda_error_type="no_device",
+    ),
+    Rule(
+        "cuda-driver-mismatch",
+        FC.DEVICE_UNAVAILABLE,
+        "NVIDIA driver does not match this CUDA runtime",
+        P_DEVICE,
+        text=(
+            r"CUDA driver version is insufficient",
+            r"cudaErrorInsufficientDriver",
+            r"CUDA_ERROR_INSUFFICIENT_DRIVER",
+            r"NVIDIA driver on your system is too old",
+            r"system has unsupported display driver\s*/\s*cuda driver combination",
+            r"cudaErrorSystemDriverMismatch",
+            r"forward compatibility was attempted on non supported HW",
+            r"cudaErrorCompatNotSupportedOnDevice",
+            r"PTX was compiled with an unsupported toolchain",
+            r"cudaErrorUnsupportedPtxVersion",
+        ),
+        cuda=True,
+        cuda_error_type="driver_mismatch",
+    ),
+    Rule(
+        "cuda-init-failed",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA could not be initialised",
+        P_DEVICE,
+        text=(
+            r"system not yet initialized",
+            r"cudaErrorSystemNotReady",
+            r"Unexpected error from cudaGetDeviceCount",
+            r"CUDA initialization: ",
+            r"CUDA unknown error\s*-\s*this may be due to an incorrectly set up environment",
+            r"CUDA call failed lazily at initialization",
+            r"CUDA driver initialization failed",
+            r"NVML_SUCCESS == DriverAPI::get\(\)->nvml\w+",
+            r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+        ),
+        cuda=True,
+        cuda_error_type="init_failed",
+    ),
+    Rule(
+        "cuda-device-busy",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA device busy or unavailable",
+        P_DEVICE,
+        text=(
+            r"CUDA-capable devices? ?(?:\(s\))? (?:is/are|are|is) busy or unavailable",
+            r"cudaErrorDevicesUnavailable",
+            r"CUDA_ERROR_DEVICES_UNAVAILABLE",
+        ),
+        cuda=True,
+        cuda_error_type="device_busy",
+    ),
+    Rule(
+        "cuda-invalid-device-ordinal",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA device ordinal out of range",
+        P_DEVICE,
+        text=(
+            r"invalid device ordinal",
+            r"cudaErrorInvalidDevice\b",
+            r"CUDA_ERROR_INVALID_DEVICE\b",
+            r"GPU device may be out of range",
+            r"hipErrorInvalidDevice\b",
+        ),
+        cuda=True,
+        cuda_error_type="invalid_device",
+    ),
+    Rule(
+        "cuda-no-kernel-image",
+        FC.DEVICE_UNAVAILABLE,
+        "this build has no kernels for the GPU's architecture",
+        P_DEVICE,
+        text=(
+            r"no kernel image is available for execution on the device",
+            r"cudaErrorNoKernelImageForDevice",
+            r"CUDA_ERROR_NO_BINARY_FOR_GPU",
+            r"hipErrorNoBinaryForGpu",
+            r"invalid device function",
+            r"cudaErrorInvalidDeviceFunction",
+            r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+        ),
+        cuda=True,
+        cuda_error_type="no_kernel_image",
+        hint=(
+            "The torch build (or a CUDA extension) has no kernels for this GPU architecture: "
+            "install a build whose CUDA version and arch list cover the GPU (`hpo doctor` "
+            "shows both); every trial on this GPU will fail the same way."
+        ),
+    ),
+    # --- out of memory ----------------------------------------------------------------------
+    Rule(
+        "mps-out-of-memory",
+        FC.OOM,
+        "MPS out of memory",
+        P_MEMORY,
+        text=(r"MPS backend out of memory",),
+        cuda_error_type="out_of_memory",
+        hint=OOM_HINT,
+    ),
+    Rule(
+        "cuda-out-of-memory",
+        FC.OOM,
+        "CUDA out of memory",
+        P_MEMORY,
+        text=(
+            r"\b(?:CUDA|HIP|XPU) out of memory(?!\s*,)",
+            r"Allocation on device \d+ would exceed allowed memory",
+            # The allocator's OOM report queries NVML; where NVML fails (MIG, WSL) this replaces
+            # the OOM message (pytorch#112377).
+            r"NVML_SUCCESS == r INTERNAL ASSERT FAILED",
+            r"cudaMalloc\w*[^\n]{0,40}out of memory",
+            r"Tried to allocate \d+(?:\.\d+)? ?[KMGTP]i?B\b",
+            _CUDA + r" error:\s*out of memory",
+            r"cuda runtime error \(2\) : out of memory",
+            r"cudaErrorMemoryAllocation",
+            r"CUDA_ERROR_OUT_OF_MEMORY",
+            r"hipErrorOutOfMemory",
+        ),
+        types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",),
+        cuda=True,
+        cuda_error_type="out_of_memory",
+        hint=OOM_HINT,
+    ),
+    Rule(
+        "cuda-library-alloc-failed",
+        FC.OOM,
+        "CUDA library could not allocate GPU memory ({code})",
+        P_MEMORY,
+        text=(r"(?P<code>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT)_(?:STATUS_)?ALLOC_FAILED)",),
+        cuda=True,
+        cuda_error_type="out_of_memory",
+        code_type=True,
+        hint=OOM_HINT,
+    ),
+    Rule(
+        "host-shm-exhausted",
+        FC.HOST_OOM,
+        "shared memory (/dev/shm) exhausted",
+        P_MEMORY,
+        text=(
+            r"unable to write to file </torch_",
+            r"unable to (?:open|allocate) shared memory",
+            r"unable to mmap \d+ bytes from file </torch_",
+            r"/dev/shm[^\n]{0,200}No space left on device",
+            r"No space left on device[^\n]{0,200}/dev/shm",
+            r"Too many open files\. Communication with the workers is no longer possible",
+            r"insufficient shared memory \(shm\)",
+            r"out of shared memory",
+            r"killed by signal: Bus error",
+        ),
+        hint=_SHM_HINT,
+    ),
+    Rule(
+        "host-allocator-failed",
+        FC.HOST_OOM,
+        "host memory allocation failed",
+        P_MEMORY,
+        text=(
+            r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
+            r"std::bad_alloc",
+            r"Unable to allocate \d+(?:\.\d+)? ?[KMGTP]i?B for an array",
+            r"Cannot allocate memory",
+        ),
+        types=(r"MemoryError", r"(?:numpy\.(?:core\.)?_exceptions\.)?_ArrayMemoryError"),
+    ),
+    Rule(
+        "host-memory-monitor",
+        FC.HOST_OOM,
+        "killed by a host memory monitor",
+        P_MEMORY,
+        text=(
+            r"Task was killed due to the node running low on memory",
+            r"killed due to memory pressure \(OOM\)",
+            r"RayOutOfMemoryError",
+            r"Out of memory: Killed process",
+            r"invoked oom-killer",
+            r"\boom-kill:",
+            r"killed by signal: Killed",
+        ),
+        types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
+        hint=_OOM_KILLER_HINT,
+    ),
+    # --- NCCL -------------------------------------------------------------------------------
+    Rule(
+        "nccl-async-abort",
+        FC.NCCL,
+        "NCCL error; the watchdog took the process down (sticky)",
+        P_NCCL_ABORT,
+        text=(
+            r"Some NCCL operations have failed or timed out",
+            r"To avoid data inconsistency, we are taking the entire process down",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nccl_error",
+    ),
+    Rule(
+        "nccl-error",
+        FC.NCCL,
+        "NCCL error",
+        P_NCCL,
+        text=(
+            r"NCCL error",
+            r"\bnccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument"
+            r"|InvalidUsage|RemoteError)\b",
+            r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU)",
+            r"NCCL communicator was aborted",
+            r"is setting up NCCL communicator",
+            r"ncclUniqueId",
+        ),
+        types=(r"(?:torch\.distributed\.)?DistBackendError", r"(?:\w+\.)*NcclError"),
+        cuda=True,
+        cuda_error_type="nccl_error",
+    ),
+    # --- cuDNN ------------------------------------------------------------------------------
+    Rule(
+        "cudnn-execution-failed",
+        FC.CUDNN,
+        "cuDNN kernel failed to execute (context may be unusable)",
+        P_SPECIFIC,
+        text=(r"CUDNN_STATUS_EXECUTION_FAILED",),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="cudnn_execution_failed",
+        hint=_EXEC_FAILED_HINT,
+    ),
+    Rule(
+        "cudnn-no-engine",
+        FC.CUDNN,
+        "cuDNN found no engine/algorithm for the convolution",
+        P_SPECIFIC,
+        text=(
+            r"(?:FIND|GET) was unable to find an engine",
+            r"Unable to find a valid cuDNN algorithm",
+            r"no valid convolution algorithms available in CuDNN",
+        ),
+        cuda=True,
+        cuda_error_type="cudnn_find_no_engine",
+        hint=_CUDNN_FIND_HINT,
+    ),
+    Rule(
+        "cudnn-not-initialized",
+        FC.CUDNN,
+        "cuDNN could not be initialised",
+        P_SPECIFIC,
+        text=(r"CUDNN_STATUS_NOT_INITIALIZED",),
+        cuda=True,
+        cuda_error_type="cudnn_not_initialized",
+        hint=_HANDLE_HINT,
+    ),
+    Rule(
+        "cudnn-library-missing",
+        FC.CUDNN,
+        "cuDNN library could not be loaded",
+        P_SPECIFIC,
+        text=(
+            r"Could not load library libcudnn",
+            r"Unable to load any of \{?libcudnn",
+            r"libcudnn\w*\.so[.\d]*: cannot open shared object file",
+        ),
+        cuda=True,
+        cuda_error_type="cudnn_library_missing",
+        hint="The cuDNN libraries are missing or do not match this torch build: reinstall torch "
+        "with its bundled cuDNN (nvidia-cudnn-cu* wheels) and check LD_LIBRARY_PATH; every trial "
+        "fails the same way (`hpo doctor`).",
+    ),
+    Rule(
+        "cudnn-status",
+        FC.CUDNN,
+        "cuDNN error ({code})",
+        P_SPECIFIC,
+        text=(
+            r"(?P<code>CUDNN_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"cuDNN error",
+            r"cudnnException",
+            r"cuDNN Frontend error",
+        ),
+        types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
+        cuda=True,
+        cuda_error_type="cudnn_error",
+        code_type=True,
+    ),
+    # --- cuBLAS and the other math libraries ------------------------------------------------
+    Rule(
+        "cublas-execution-failed",
+        FC.CUBLAS,
+        "cuBLAS kernel failed to execute (context may be unusable)",
+        P_SPECIFIC,
+        text=(r"CUBLAS_STATUS_EXECUTION_FAILED",),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="cublas_execution_failed",
+        hint=_EXEC_FAILED_HINT,
+    ),
+    Rule(
+        "cublas-not-initialized",
+        FC.CUBLAS,
+        "cuBLAS could not create its handle",
+        P_SPECIFIC,
+        text=(r"CUBLAS_STATUS_NOT_INITIALIZED", r"failed to create cublas handle"),
+        cuda=True,
+        cuda_error_type="cublas_not_initialized",
+        hint=_HANDLE_HINT,
+    ),
+    Rule(
+        "cublas-status",
+        FC.CUBLAS,
+        "cuBLAS error ({code})",
+        P_SPECIFIC,
+        text=(
+            r"(?P<code>CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"cuBLAS API failed",
+            r"CUBLAS failure \d+",
+        ),
+        cuda=True,
+        cuda_error_type="cublas_error",
+        code_type=True,
+    ),
+    Rule(
+        "cuda-math-library-status",
+        FC.CUBLAS,
+        "CUDA math library error ({code})",
+        P_SPECIFIC,
+        text=(
+            r"(?P<code>(?:CUSOLVER|CUSPARSE|CURAND)_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"(?P<code>CUFFT_(?!SUCCESS)[A-Z_]+)",
+            r"cuFFT error",
+            r"cusolver error",
+        ),
+        cuda=True,
+        cuda_error_type="math_library_error",
+        code_type=True,
+    ),
+    # --- numerical ----------------------------------------------------------------------------
+    Rule(
+        "numerical-nonfinite",
+        FC.NUMERICAL,
+        "non-finite values (NaN/Inf)",
+        P_SPECIFIC,
+        text=(
+            r"returned nan values in its \d+\w* output",
+            r"returned (?:-?inf(?:inity)?|nan)\b",
+            r"The value (?:-?inf|nan) is not acceptable",
+            r"failed with value (?:-?inf|nan)\b",
+            r"\bnan loss\b",
+            r"\bloss (?:is|was|became|becomes|=) (?:nan|inf)\b",
+            r"non-finite loss",
+            r"probability tensor contains either `inf`, `nan` or element < 0",
+            r"is non-finite, so it cannot be clipped",
+            r"Current loss scale already at minimum",
+            r"Input contains NaN",
+            r"The factorization could not be completed because the input is not positive-definite",
+            r"failed to converge because the input matrix is ill-conditioned",
+        ),
+        types=(r"FloatingPointError",),
+    ),
+    # --- data -------------------------------------------------------------------------------
+    Rule(
+        "data-target-out-of-bounds",
+        FC.DATA_ERROR,
+        "label outside the number of classes",
+        P_SPECIFIC,
+        text=(r"Target -?\d+ (?:is )?out of bounds",),
+        hint=(
+            "Labels must be in [0, num_classes): check num_classes and the label mapping "
+            "(use ignore_index for padding labels such as -100)."
+        ),
+    ),
+    Rule(
+        "data-index-out-of-range",
+        FC.DATA_ERROR,
+        "index out of range (embedding lookup or indexing)",
+        P_SPECIFIC,
+        text=(
+            r"index out of range in self",
+            r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
+        ),
+        hint=(
+            "Token ids or indices exceed the table: check the tokenizer against the model's "
+            "vocabulary size and the sequence length against max position embeddings."
+        ),
+    ),
+    Rule(
+        "data-shape-mismatch",
+        FC.DATA_ERROR,
+        "tensor shapes do not fit the model",
+        P_SPECIFIC,
+        text=(
+            r"mat1 and mat2 shapes cannot be multiplied",
+            r"size mismatch",
+            r"Expected input batch_size \(\d+\) to match target batch_size",
+            r"The size of tensor a \(\d+\) must match the size of tensor b",
+            r"shape '\[[^\]\n]*\]' is invalid for input of size",
+            r"expected input\[[^\]\n]*\] to have \d+ channels, but got \d+ channels",
+            r"Expected \d+D \(unbatched\) or \d+D \(batched\) input",
+            r"Expected \d+-dimensional input for \d+-dimensional weight",
+            r"Target size \([^)\n]*\)\)? must be the same as input size",
+            r"Output size is too small",
+        ),
+    ),
+    # --- known user errors (even when they mention CUDA) ------------------------------------
+    Rule(
+        "user-device-mismatch",
+        FC.USER_ERROR,
+        "tensors on different devices",
+        P_SPECIFIC,
+        text=(
+            r"Expected all tensors to be on the same device",
+            r"Expected object of device type \w+ but got device type",
+            r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same",
+            r"expected device \w+(?::\d+)? but got device",
+            r"is on CPU, but expected (?:it|them) to be on GPU",
+        ),
+        hint="Move the model and every input to the same device (model.to(device), "
+        "batch.to(device)); check tensors created inside forward().",
+    ),
+    Rule(
+        "user-torch-without-cuda",
+        FC.USER_ERROR,
+        "this torch build has no CUDA",
+        P_SPECIFIC,
+        text=(r"Torch not compiled with CUDA enabled",),
+        hint="Install a CUDA build of torch (`hpo doctor` shows the build); every trial fails "
+        "the same way, so consider `on_failure: {user_error: stop}`.",
+    ),
+    Rule(
+        "user-cuda-after-fork",
+        FC.USER_ERROR,
+        "CUDA used in a forked subprocess",
+        P_SPECIFIC,
+        text=(r"Cannot re-initialize CUDA in forked subprocess",),
+        hint="CUDA was initialised before fork(): use the 'spawn' or 'forkserver' start method "
+        "(DataLoader multiprocessing_context) and keep CUDA out of DataLoader workers.",
+    ),
+    Rule(
+        "user-cuda-checkpoint-on-cpu",
+        FC.USER_ERROR,
+        "CUDA checkpoint loaded without CUDA",
+        P_SPECIFIC,
+        text=(r"Attempting to deserialize object on a CUDA device",),
+        hint="Pass map_location to torch.load, and check that the worker sees its GPU "
+        "(`hpo doctor`).",
+    ),
+    Rule(
+        "user-objective-value",
+        FC.USER_ERROR,
+        "the objective did not return a number",
+        P_SPECIFIC,
+        text=(
+            r"could not be cast to float",
+            r"The objective returned (?:None|an? \w+)",
+            r"failed with value (?:None|'|\")",
+        ),
+        hint="The objective must return a float (or one per objective): return the metric; "
+        "None usually means a missing metric key.",
+    ),
+    # --- killed DataLoader workers, timeouts reported by torch.distributed -------------------
+    Rule(
+        "dataloader-worker-segfault",
+        FC.SEGFAULT,
+        "DataLoader worker crashed",
+        P_KILLED_WORKER,
+        text=(
+            r"killed by signal: (?:Segmentation fault|Aborted|Illegal instruction"
+            r"|Floating point exception)",
+            r"Unexpected segmentation fault encountered in worker",
+        ),
+        hint=_SEGV_HINT,
+    ),
+    Rule(
+        "dataloader-worker-terminated",
+        FC.INTERRUPTED,
+        "DataLoader worker terminated from outside",
+        P_KILLED_WORKER,
+        text=(r"killed by signal: (?:Terminated|Hangup|Interrupt)",),
+        hint=_INTERRUPT_HINT,
+    ),
+    Rule(
+        "distributed-store-timeout",
+        FC.TIMEOUT,
+        "timed out waiting (distributed store, DataLoader or job time limit)",
+        P_KILLED_WORKER,
+        text=(
+            r"Timed out after \d+ seconds waiting for clients",
+            r"Timed out initializing process group",
+            r"Socket Timeout",
+            r"Timed out waiting \d+ms for (?:recv|send) operation",
+            r"DUE TO TIME LIMIT",
+            r"DataLoader timed out after \d+ seconds",
+        ),
+        types=(r"(?:torch\.distributed\.)?DistStoreError", r"TimeoutError"),
+    ),
+    Rule(
+        "keyboard-interrupt",
+        FC.INTERRUPTED,
+        "interrupted (KeyboardInterrupt)",
+        P_INTERRUPT,
+        types=(r"KeyboardInterrupt",),
+        hint=_INTERRUPT_HINT,
+    ),
+    # --- weak evidence ----------------------------------------------------------------------
+    Rule(
+        "dataloader-worker-exited",
+        FC.HOST_OOM,
+        "DataLoader worker exited unexpectedly",
+        P_WEAK,
+        text=(r"DataLoader worker \(pid\(?s?\)?[^)\n]*\) exited unexpectedly",),
+        hint="A DataLoader worker died without a signal report, most often of host RAM or "
+        "/dev/shm exhaustion: fewer workers, a larger shm, or num_workers=0 to see the "
+        "worker's own error.",
+    ),
+    Rule(
+        "distributed-network-error",
+        FC.NCCL,
+        "torch.distributed network error",
+        P_WEAK,
+        types=(r"(?:torch\.distributed\.)?DistNetworkError",),
+    ),
+    # --- any other CUDA error ---------------------------------------------------------------
+    Rule(
+        "cuda-error",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA error ({code}), assumed sticky",
+        P_CUDA_GENERIC,
+        text=(
+            _CUDA + r" error:\s*(?P<code>[^\n.(`]{1,80}?)\s*(?=$|\.|\(|Search for|"
+            r"(?:CUDA|HIP) kernel|Compile with|For debugging|For more detailed)",
+            r"cuda runtime error \(\d+\)",
+            r"THCudaCheck FAIL",
+            _ASYNC_FOOTER,
+            r"c10_cuda_check_implementation",
+            r"\bCUDA_ERROR_[A-Z_]+",
+            r"CUDA failure \d+:",
+            r"error == cudaSuccess",
+        ),
+        types=(r"(?:torch\.)?AcceleratorError", r"(?:torch\.cuda\.)?CudaError"),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="cuda_error",
+        code_type=True,
+        hint=_STICKY_HINT,
+    ),
+    # --- crash, kill and interruption evidence in the log text ------------------------------
+    Rule(
+        "text-sigkill",
+        FC.HOST_OOM,
+        "killed by SIGKILL (most likely the kernel OOM killer)",
+        P_TEXT_SIGNAL,
+        text=(
+            r"exitcode\s*:\s*-9\b",
+            r"exit code 137\b",
+            r"interrupted by signal 9\b",
+            r"Signals\.SIGKILL",
+            r"terminated with signal SIGKILL",
+            r"Signal 9 \(SIGKILL\)",
+            r"signal: killed\b",
+            r"^[^\S\n]*Killed\s*$",
+            r"\]\s*Killed\s*$",
+            r"^\s*已杀死\s*$",
+        ),
+        hint=_OOM_KILLER_HINT,
+    ),
+    Rule(
+        "text-crash",
+        FC.SEGFAULT,
+        "native crash ({code})",
+        P_TEXT_SIGNAL,
+        text=(
+            r"(?P<code>Segmentation fault)",
+            r"received signal (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT))",
+            r"terminated with signal (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT|IOT))",
+            r"Received signal: (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT|IOT))",
+            r"\*\*\* (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)) ",
+            r"Signal (?:11|7|6|4|8) \((?P<code>SIG\w+)\) received by PID",
+            r"exitcode\s*:\s*-(?:11|7|6|4|8)\b",
+            r"exit code 1(?:39|35|34|32|36)\b",
+            r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
+            r"|Floating point exception)",
+            r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
+            r"\s*\(core dumped\)",
+            r"terminate called (?:after throwing an instance of|recursively"
+            r"|without an active exception)",
+            r"double free or corruption",
+            r"free\(\): invalid",
+            r"malloc\(\): [a-z ]*corrupt",
+            r"corrupted size vs\. prev_size",
+        ),
+        hint=_SEGV_HINT,
+    ),
+    Rule(
+        "text-interrupted",
+        FC.INTERRUPTED,
+        "stopped by a signal from outside",
+        P_TEXT_SIGNAL,
+        text=(
+            r"Received (?:1|2|15) death signal",
+            r"got signal: (?:1|2|15)\b",
+            r"exitcode\s*:\s*-(?:1|2|15)\b",
+            r"exit code 1(?:30|43|29)\b",
+            r"interrupted by signal (?:1|2|15)\b",
+            r"terminated with signal SIG(?:TERM|INT|HUP)\b",
+            r"CANCELLED AT \S+ DUE TO PREEMPTION",
+        ),
+        types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
+        hint=_INTERRUPT_HINT,
+    ),
+    # --- the signal the worker died of ------------------------------------------------------
+    Rule(
+        "signal-sigkill",
+        FC.HOST_OOM,
+        "killed by SIGKILL with no other evidence (most likely the kernel OOM killer)",
+        P_SIGNAL,
+        signals=("SIGKILL",),
+        hint=_OOM_KILLER_HINT,
+    ),
+    Rule(
+        "signal-crash",
+        FC.SEGFAULT,
+        "native crash ({code})",
+        P_SIGNAL,
+        signals=("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGSYS", "SIGTRAP"),
+        hint=_SEGV_HINT,
+    ),
+    Rule(
+        "signal-interrupted",
+        FC.INTERRUPTED,
+        "stopped by {code}",
+        P_SIGNAL,
+        signals=("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"),
+        hint=_INTERRUPT_HINT,
+    ),
+    Rule(
+        "signal-cpu-limit",
+        FC.TIMEOUT,
+        "CPU time limit exceeded ({code})",
+        P_SIGNAL,
+        signals=("SIGXCPU",),
+    ),
+    # --- wrappers that only say a child failed -----------------------------------------------
+    Rule(
+        "child-failed",
+        FC.WORKER_LOST,
+        "a child process failed without an error report",
+        P_WRAPPER,
+        text=(r"ProcessExitedException: process \d+ terminated with exit code",),
+        types=(
+            r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
+            r"(?:torch\.multiprocessing\.spawn\.)?ProcessExitedException",
+        ),
+    ),
+)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the engine looks at: capped text, exception type names and the signal name.
+
+    ``folded`` is ``text.casefold()`` for the anchor prefilter; computed when not given.
+    """
+
+    text: str
+    types: tuple[str, ...] = ()
+    signal: str | None = None
+    folded: str | None = None
+
+
+@dataclass(frozen=True)
+class Match:
+    """The winning rule and the ``code`` its text cue captured, if any."""
+
+    rule: Rule
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class _CompiledRule:
+    rule: Rule
+    text: re.Pattern[str] | None
+    code: re.Pattern[str] | None  # the text cues that capture ``code``, searched after a match
+    types: re.Pattern[str] | None
+    signals: frozenset[str]
+    # Case-folded literals, one of which every text match contains; () = no prefilter.
+    anchors: tuple[str, ...]
+
+
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_CODE_GROUP = "(?P<code>"
+_MIN_ANCHOR = 3
+_SPECIAL = set(".^$*+?{}[]|()")
+_QUANTIFIERS = set("*+?{")
+
+
+def _skip_class(pattern: str, index: int) -> int:
+    """Index after the character class that starts at ``pattern[index] == "["``."""
+    index += 1
+    if index < len(pattern) and pattern[index] == "^":
+        index += 1
+    if index < len(pattern) and pattern[index] == "]":
+        index += 1
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "\\" else 1
+    return index + 1
+
+
+def _group_end(pattern: str, index: int) -> tuple[int, bool]:
+    """For the group opening at ``index``: the index of its ``)`` and whether it alternates."""
+    depth, alternates = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _skip_class(pattern, index)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index, alternates
+        elif char == "|" and depth == 1:
+            alternates = True
+        index += 1
+    return len(pattern), True
+
+
+def _is_plain(pattern: str) -> bool:
+    """True if ``pattern`` is only literal characters (plain or escaped punctuation)."""
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            if index + 1 >= len(pattern) or pattern[index + 1].isalnum():
+                return False
+            index += 2
+            continue
+        if char in _SPECIAL:
+            return False
+        index += 1
+    return True
+
+
+def _mandatory_runs(pattern: str) -> list[str] | None:
+    """Literal runs every match of ``pattern`` contains (``None``: top-level alternation)."""
+    runs: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if run:
+            runs.append("".join(run))
+            run.clear()
+
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        literal: str | None = None
+        if char == "\\" and index + 1 < len(pattern):
+            escaped = pattern[index + 1]
+            index += 2
+            if escaped.isalnum():
+                close()  # \d, \s, \b, \n...: not a literal character
+                continue
+            literal = escaped
+        elif char == "[":
+            close()
+            index = _skip_class(pattern, index)
+            continue
+        elif char == "{":
+            close()
+            index = pattern.find("}", index) + 1 or len(pattern)
+            continue
+        elif char == "(":
+            end, alternates = _group_end(pattern, index)
+            body = pattern[index + 1 : end]
+            quantified = end + 1 < len(pattern) and pattern[end + 1] in _QUANTIFIERS
+            prefix = re.match(r"\?(?:P<\w+>|[:>]|-?[aiLmsux]*-?[imsx]*:)?", body)
+            lookaround = body.startswith(("?=", "?!", "?<=", "?<!", "?#"))
+            if alternates or quantified or lookaround or prefix is None:
+                close()
+            else:
+                content = body[prefix.end() :]
+                inner = _mandatory_runs(content)
+                if inner is not None and _is_plain(content):
+                    run.extend(inner[0] if inner else "")  # a literal group continues the run
+                else:
+                    close()
+                    runs.extend(inner or [])
+            index = end + 1
+            if quantified:
+                index += 1
+            continue
+        elif char == "|":
+            return None
+        elif char in _SPECIAL:
+            close()
+            index += 1
+            continue
+        else:
+            literal = char
+            index += 1
+        if index < len(pattern) and pattern[index] in _QUANTIFIERS:
+            close()  # the character before a quantifier is optional or repeated
+            continue
+        run.append(literal)
+    close()
+    return runs
+
+
+def literal_anchor(pattern: str) -> str | None:
+    """The longest literal every match of ``pattern`` contains (case-folded), or ``None``.
+
+    Conservative: characters before a quantifier, character classes, lookarounds,
+    quantified or alternating groups break literal runs; a top-level alternation gives
+    ``None``. The engine uses anchors to skip regexes whose text cannot match (``in`` on the
+    case-folded text is much faster than a case-insensitive regex scan).
+    """
+    runs = _mandatory_runs(pattern)
+    best = max(runs or [], key=len, default="")
+    return best.casefold() if len(best.strip()) >= _MIN_ANCHOR else None
+
+
+def _join(patterns: tuple[str, ...]) -> str:
+    # Several cues may capture ``code``; Python forbids repeated group names, so number them.
+    parts = []
+    for index, pattern in enumerate(patterns):
+        parts.append("(?:" + pattern.replace(_CODE_GROUP, f"(?P<code{index}>") + ")")
+    return "|".join(parts)
+
+
+def _compile(rule: Rule) -> _CompiledRule:
+    text = re.compile(_join(rule.text), _FLAGS) if rule.text else None
+    with_code = tuple(p for p in rule.text if _CODE_GROUP in p)
+    code = re.compile(_join(with_code), _FLAGS) if with_code else None
+    types = re.compile(_join(rule.types)) if rule.types else None
+    anchors = tuple(literal_anchor(p) for p in rule.text)
+    usable = tuple(a for a in anchors if a is not None)
+    return _CompiledRule(
+        rule, text, code, types, frozenset(rule.signals), usable if None not in anchors else ()
+    )
+
+
+# Highest priority first; sorted() is stable, so the table order breaks ties.
+_COMPILED: tuple[_CompiledRule, ...] = tuple(
+    _compile(rule) for rule in sorted(RULES, key=lambda r: -r.priority)
+)
+
+
+def _code_of(match: re.Match[str]) -> str | None:
+    for name, value in match.groupdict().items():
+        if name.startswith("code") and value:
+            return value
+    return None
+
+
+def _match_one(compiled: _CompiledRule, evidence: Evidence, folded: str) -> Match | None:
+    if evidence.signal is not None and evidence.signal in compiled.signals:
+        return Match(compiled.rule, evidence.signal)
+    matched = compiled.types is not None and any(
+        compiled.types.fullmatch(name) for name in evidence.types
+    )
+    code: str | None = None
+    if not matched and compiled.text is not None and evidence.text:
+        if compiled.anchors and not any(a in folded for a in compiled.anchors):
+            return None
+        found = compiled.text.search(evidence.text)
+        if found is None:
+            return None
+        matched, code = True, _code_of(found)
+    if not matched:
+        return None
+    if code is None and compiled.code is not None and evidence.text:
+        # The cue that matched first (or the exception type) may not be the one naming the code.
+        with_code = compiled.code.search(evidence.text)
+        code = _code_of(with_code) if with_code is not None else None
+    return Match(compiled.rule, code)
+
+
+def match_rules(evidence: Evidence) -> Match | None:
+    """The highest-priority rule whose cues appear in ``evidence``, or ``None``.
+
+    Linear in the text length per rule; rules are tried strongest first and the first match
+    wins, so typical failures stop after a few searches.
+    """
+    folded = evidence.folded if evidence.folded is not None else evidence.text.casefold()
+    for compiled in _COMPILED:
+        found = _match_one(compiled, evidence, folded)
+        if found is not None:
+            return found
+    return None
