@@ -63,13 +63,22 @@ class LiveDisplay:
         done = self.states["COMPLETE"] + self.states["PRUNED"]
         elapsed = max(time.time() - self.t0, 1e-6)
         rate = done / elapsed * 3600
+        remaining = max(0, cfg.n_trials - sup.done_at_start - done)
+        eta = f"   ETA {_fmt_s(remaining / rate * 3600)}" if rate > 0 and remaining else ""
         line = Text(
             "  ".join(f"{k} {v}" for k, v in sorted(self.states.items()))
             + (f"   best {sup.best:.6g}" if sup.best is not None else "")
-            + f"   {rate:.0f} trials/h this run"
+            + f"   {rate:.0f} trials/h this run   {remaining} to go{eta}"
         )
         parts: list[Any] = [slots, line]
         if self.classes:
             parts.append(Text("failures: " + "  ".join(f"{k} {v}" for k, v in self.classes.most_common())))
         parts.extend(Text(r, style="dim") for r in self.recent)
         return Group(*parts)
+
+
+def _fmt_s(seconds: float) -> str:
+    seconds = int(seconds)
+    h, rem = divmod(seconds, 3600)
+    m, sec = divmod(rem, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{sec:02d}s"

@@ -10,6 +10,7 @@ and its parameters retried (policy permitting). COMPLETE and PRUNED trials are n
 from __future__ import annotations
 
 import logging
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -18,7 +19,7 @@ from optuna.trial import TrialState
 
 from hpo import storage as st
 from hpo.child import TrialSpec
-from hpo.failures import Action, FailureClass, diagnosis_for
+from hpo.failures import FailureClass, diagnosis_for
 from hpo.outcome import Outcome, Status
 from hpo.process import pid_alive
 
@@ -41,8 +42,11 @@ def reconcile(sup: Supervisor) -> int:
     study = sup.study
     stale = set(st.stale_trial_ids(study))
     recovered = 0
+    me = os.getpid()
     for t in st.trials(study, (TrialState.RUNNING,)):
         owner = t.system_attrs.get(st.OWNER_KEY)
+        if owner and owner.get("host") == st.HOST and owner.get("pid") == me:
+            continue  # ours: alive by definition
         if t._trial_id not in stale and not _owner_dead(owner):
             continue
         run_dir = Path(owner["run_dir"]) if owner and owner.get("host") == st.HOST else None
@@ -67,5 +71,4 @@ def reconcile(sup: Supervisor) -> int:
         sup.record(run, outcome, diag=diag)
         sup.events.emit("trial_recovered", trial=t.number, state="FAIL", how=why)
         recovered += 1
-    _ = (Action, Status)
     return recovered

@@ -162,6 +162,9 @@ def _enable_wal(storage: RDBStorage) -> None:
             conn.exec_driver_sql("PRAGMA journal_mode=WAL")
     except Exception as exc:  # e.g. a filesystem without shared memory: keep the default journal
         log.warning("could not enable SQLite WAL mode: %s", exc)
+    # Connections pooled before the listener was attached keep synchronous=FULL (an fsync per
+    # commit); drop them so every connection gets NORMAL, which is safe with WAL.
+    storage.engine.dispose()
 
 
 def create_or_load_study(

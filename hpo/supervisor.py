@@ -137,6 +137,9 @@ class Supervisor:
         self._asked = 0
         self._reseeded = False
         self.recovered = 0
+        self._n_seen = 0
+        self.done_at_start = 0
+        self._orphans_next = time.monotonic() + cfg.heartbeat_grace
         self.pending: optuna.Trial | None = None  # asked, waiting for a slot (GPU packing)
         self.devices: Any = None  # hpo.gpu.Devices when GPUs are in use
 
@@ -302,6 +305,7 @@ class Supervisor:
     def _loop(self) -> ExitCode:
         devices = self._slots_and_devices()
         self.slots = [Slot(i, d) for i, d in enumerate(devices)]
+        self.done_at_start = self._n_done()
         wake_r, old, _ = self._install_signals()
         self.events.emit(
             "supervisor_started", study=self.cfg.study, storage=st.redact(self.cfg.storage_url),
@@ -452,9 +456,11 @@ class Supervisor:
 
     # ------------------------------------------------------------------ dispatch
     def _budget_left(self) -> bool:
-        done = self._n_done()
-        running = st.count(self.study, (TrialState.RUNNING,))
-        return done + running < self.cfg.n_trials
+        """Whether another trial may start: COMPLETE+PRUNED+RUNNING (anyone's) < n_trials."""
+        all_trials = st.trials(self.study)
+        self._n_seen = len(all_trials)
+        busy = sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING) for t in all_trials)
+        return busy < self.cfg.n_trials
 
     def _dispatch(self, slot: Slot, trial: optuna.Trial) -> None:
         """Start ``trial`` on the slot's ready worker."""
@@ -503,9 +509,10 @@ class Supervisor:
 
         last: Exception | None = None
         for delay in (0.0, 0.5, 1.0, 2.0, 4.0):
-            time.sleep(delay)
+            if delay:
+                time.sleep(delay)
             try:
-                self._reseed_unless_alone(len(st.trials(self.study)))
+                self._reseed_unless_alone(self._n_seen)
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", UserWarning)  # "Heartbeat ... used with Study.optimize"
                     trial = self.study.ask(ask_distributions(self))
@@ -688,6 +695,18 @@ class Supervisor:
             from hpo.gpu import check_health
 
             check_health(self)
+        if now >= self._orphans_next:
+            # Trials of another supervisor (another host) that died while this one runs.
+            self._orphans_next = now + self.cfg.heartbeat_grace
+            from hpo.resume import reconcile
+
+            try:
+                n = reconcile(self)
+            except Exception as exc:  # storage hiccup: try again next time
+                log.warning("orphan check failed: %s", exc)
+                n = 0
+            if n:
+                self.echo(f"recovered {n} trial(s) of a supervisor that died")
         check_mem = now >= self._mem_next
         if check_mem:
             self._mem_next = now + 0.25
