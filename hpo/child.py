@@ -85,7 +85,9 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
     written at once (so it survives a crash later in the trial), and ``optuna.TrialPruned`` works.
     """
 
-    def __init__(self, chan: Connection, spec: TrialSpec, storage_url: str, study_name: str) -> None:
+    def __init__(
+        self, chan: Connection, spec: TrialSpec, storage_url: str, study_name: str
+    ) -> None:
         self._chan = chan
         self._number = spec.number
         self._trial_id = spec.trial_id
@@ -113,7 +115,7 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
     ) -> float:
         v = self._call("suggest_float", name, low, high, step=step, log=log)
         self._params[name] = v
-        return v  # type: ignore[no-any-return]
+        return v
 
     def suggest_uniform(self, name: str, low: float, high: float) -> float:
         return self.suggest_float(name, low, high)
@@ -129,7 +131,7 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
     ) -> int:
         v = self._call("suggest_int", name, low, high, step=step, log=log)
         self._params[name] = v
-        return v  # type: ignore[no-any-return]
+        return v
 
     def suggest_categorical(self, name: str, choices: Sequence[Any]) -> Any:
         v = self._call("suggest_categorical", name, list(choices))
@@ -168,15 +170,15 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
 
     @property
     def distributions(self) -> dict[str, Any]:
-        return self._call("__get__", "distributions")  # type: ignore[no-any-return]
+        return self._call("__get__", "distributions")
 
     @property
     def system_attrs(self) -> dict[str, Any]:
-        return self._call("__get__", "system_attrs")  # type: ignore[no-any-return]
+        return self._call("__get__", "system_attrs")
 
     @property
     def relative_params(self) -> dict[str, Any]:
-        return self._call("__get__", "relative_params")  # type: ignore[no-any-return]
+        return self._call("__get__", "relative_params")
 
     @property
     def datetime_start(self) -> datetime.datetime | None:
@@ -184,7 +186,7 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
 
     @property
     def constraints(self) -> dict[str, float]:
-        return self._call("__get__", "constraints")  # type: ignore[no-any-return]
+        return self._call("__get__", "constraints")
 
     @property
     def study(self) -> Any:
@@ -198,7 +200,7 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
 
 def _rebuild_exception(value: Any) -> BaseException:
     blob, type_name, message = value
-    if blob is not None:
+    if isinstance(blob, bytes):
         try:
             exc = pickle.loads(blob)
             if isinstance(exc, BaseException):
@@ -210,9 +212,11 @@ def _rebuild_exception(value: Any) -> BaseException:
 
 def encode_exception(exc: BaseException) -> tuple[bytes | None, str, str]:
     """Encode an exception raised in the supervisor for the worker (pickled where possible)."""
+    blob: bytes | None
     try:
-        blob: bytes | None = pickle.dumps(exc)
-        pickle.loads(blob)
+        data = pickle.dumps(exc)
+        pickle.loads(data)
+        blob = data
     except Exception:
         blob = None
     return blob, qualified_name(type(exc)), str(exc)
@@ -244,7 +248,9 @@ def validate_values(ret: Any, n_objectives: int) -> list[float]:
         try:
             f = float(v)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"The objective returned {v!r:.60}, which is not a float: {exc}") from None
+            raise ValueError(
+                f"The objective returned {v!r:.60}, which is not a float: {exc}"
+            ) from None
         if math.isnan(f) or math.isinf(f):
             raise ValueError(f"The objective returned {f}, which is not a finite number")
         return f
@@ -415,7 +421,9 @@ def run_trial(
     if measure is not None:
         measure.reset_peak()
     trial = ProxyTrial(chan, spec, boot.storage_url, boot.study_name)
-    outcome = Outcome(trial_number=spec.number, status=Status.FAILED, worker_pid=os.getpid(), fault=spec.fault)
+    outcome = Outcome(
+        trial_number=spec.number, status=Status.FAILED, worker_pid=os.getpid(), fault=spec.fault
+    )
     if log_note:
         outcome.extra["log_error"] = log_note
     start = time.perf_counter()

@@ -19,7 +19,11 @@ def _fail(exc: BaseException, debug: bool) -> None:
     if debug:
         raise exc
     code = exc.exit_code if isinstance(exc, HpoError) else 1
-    msg = str(exc) if isinstance(exc, HpoError) else f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
+    msg = (
+        str(exc)
+        if isinstance(exc, HpoError)
+        else f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for the traceback)"
+    )
     click.echo(f"hpo: error: {msg}", err=True)
     sys.exit(code)
 
@@ -33,7 +37,10 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return fn(*args, **kwargs)
         except (HpoError, Exception) as exc:  # noqa: BLE001 - one line for users
-            if isinstance(exc, click.exceptions.ClickException | click.exceptions.Exit | click.exceptions.Abort):
+            if isinstance(
+                exc,
+                click.exceptions.ClickException | click.exceptions.Exit | click.exceptions.Abort,
+            ):
                 raise
             _fail(exc, debug)
 
@@ -59,10 +66,14 @@ def main() -> None:
 @click.option("--direction", type=click.Choice(["maximize", "minimize"]))
 @click.option("--timeout-per-trial", type=float, help="Wall-clock limit of one trial, seconds.")
 @click.option("--recycle-every", type=int, help="Replace a worker process after this many trials.")
-@click.option("--max-host-mem-mb", type=int, help="Kill a trial whose process tree uses more host memory.")
+@click.option(
+    "--max-host-mem-mb", type=int, help="Kill a trial whose process tree uses more host memory."
+)
 @click.option("--run-dir", help="Folder for logs, outcomes and events (default: runs/<study>).")
 @click.option("--seed", type=int, help="Sampler seed.")
-@click.option("--chaos", type=float, help="Fraction of trials to fail on purpose, in realistic ways.")
+@click.option(
+    "--chaos", type=float, help="Fraction of trials to fail on purpose, in realistic ways."
+)
 @click.option("--chaos-seed", type=int, help="Seed of the chaos choices.")
 @click.option("--start-method", type=click.Choice(["forkserver", "spawn"]))
 @click.option("--device-backend", type=click.Choice(["auto", "nvml", "simulated", "cpu"]))
@@ -75,7 +86,9 @@ def run_cmd(config: str | None, quiet: bool, debug: bool, seed: int | None, **fl
     from hpo.supervisor import run_study
 
     if config is None and not flags.get("objective"):
-        raise ConfigError("give a study config (hpo run studies/x.yaml) or --objective FILE.py:FUNC")
+        raise ConfigError(
+            "give a study config (hpo run studies/x.yaml) or --objective FILE.py:FUNC"
+        )
     cfg = load_config(config, flags)
     if seed is not None:
         cfg.sampler.seed = seed
@@ -95,7 +108,9 @@ def _setup_console_logging(quiet: bool) -> None:
     optuna.logging.disable_default_handler()
 
 
-def _study_from(config: str | None, study: str | None, storage: str | None) -> tuple[str, str | None]:
+def _study_from(
+    config: str | None, study: str | None, storage: str | None
+) -> tuple[str, str | None]:
     if config:
         from hpo.config import load_config
 
@@ -113,7 +128,9 @@ def _study_from(config: str | None, study: str | None, storage: str | None) -> t
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table")
 @debug_option
 @_guard
-def status_cmd(config: str | None, study: str | None, storage: str | None, fmt: str, debug: bool) -> None:
+def status_cmd(
+    config: str | None, study: str | None, storage: str | None, fmt: str, debug: bool
+) -> None:
     """Counts by state and failure class, running trials, best value, rate and ETA."""
     from hpo.report import status
 
@@ -126,21 +143,39 @@ def status_cmd(config: str | None, study: str | None, storage: str | None, fmt: 
 @click.option("--study", help="Study name.")
 @click.option("--storage", help="Optuna storage URL.")
 @click.option("--class", "classes", multiple=True, help="Only this failure class (repeatable).")
-@click.option("--state", "states", multiple=True, type=click.Choice(["FAIL", "PRUNED", "RUNNING", "WAITING"], case_sensitive=False))
-@click.option("--since", help="Only trials started after this time (ISO date/time, or e.g. 2h, 30m).")
+@click.option(
+    "--state",
+    "states",
+    multiple=True,
+    type=click.Choice(["FAIL", "PRUNED", "RUNNING", "WAITING"], case_sensitive=False),
+)
+@click.option(
+    "--since", help="Only trials started after this time (ISO date/time, or e.g. 2h, 30m)."
+)
 @click.option("--trial", "trial_number", type=int, help="Show one trial in full.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table")
 @debug_option
 @_guard
 def failures_cmd(
-    config: str | None, study: str | None, storage: str | None, classes: tuple[str, ...],
-    states: tuple[str, ...], since: str | None, trial_number: int | None, fmt: str, debug: bool,
+    config: str | None,
+    study: str | None,
+    storage: str | None,
+    classes: tuple[str, ...],
+    states: tuple[str, ...],
+    since: str | None,
+    trial_number: int | None,
+    fmt: str,
+    debug: bool,
 ) -> None:
     """Trials that did not complete: why, where, with which parameters."""
     from hpo.report import failures
 
     url, name = _study_from(config, study, storage)
-    sys.exit(failures(url, name, classes=classes, states=states, since=since, trial=trial_number, fmt=fmt))
+    sys.exit(
+        failures(
+            url, name, classes=classes, states=states, since=since, trial=trial_number, fmt=fmt
+        )
+    )
 
 
 @main.command("report", context_settings=CONTEXT)
@@ -148,12 +183,16 @@ def failures_cmd(
 @click.option("--study", help="Study name.")
 @click.option("--storage", help="Optuna storage URL.")
 @click.option(
-    "--out", "out_dir", type=click.Path(file_okay=False),
+    "--out",
+    "out_dir",
+    type=click.Path(file_okay=False),
     help="Folder for report.html and the PNG figures (default: <run_dir>/report with a config, else ./hpo-report-<study>).",
 )
 @debug_option
 @_guard
-def report_cmd(config: str | None, study: str | None, storage: str | None, out_dir: str | None, debug: bool) -> None:
+def report_cmd(
+    config: str | None, study: str | None, storage: str | None, out_dir: str | None, debug: bool
+) -> None:
     """A self-contained HTML report (and PNG figures) of one study; prints the HTML's path."""
     from hpo.html_report import main as report_main
 
@@ -185,12 +224,20 @@ def doctor_cmd(as_json: bool, run_dir: str, debug: bool) -> None:
 @click.option("--storage", help="Optuna storage URL.")
 @click.option("--objective", help="Objective (default: the config's).")
 @click.option("--record", is_flag=True, help="Record the replay as a new trial tagged replay_of.")
-@click.option("--no-fault", is_flag=True, help="Do not re-inject a chaos fault recorded on the trial.")
+@click.option(
+    "--no-fault", is_flag=True, help="Do not re-inject a chaos fault recorded on the trial."
+)
 @debug_option
 @_guard
 def replay_cmd(
-    trial_number: int, config: str | None, study: str | None, storage: str | None,
-    objective: str | None, record: bool, no_fault: bool, debug: bool,
+    trial_number: int,
+    config: str | None,
+    study: str | None,
+    storage: str | None,
+    objective: str | None,
+    record: bool,
+    no_fault: bool,
+    debug: bool,
 ) -> None:
     """Re-run trial N's parameters in the foreground with CUDA_LAUNCH_BLOCKING=1 and anomaly detection."""
     from hpo.replay import replay
@@ -206,7 +253,9 @@ def replay_cmd(
     if not objective:
         raise ConfigError("hpo replay needs the objective: give the study config or --objective")
     url, name = _study_from(config, study, storage)
-    sys.exit(replay(url, name, trial_number, objective, kwargs, env, record, inject_fault=not no_fault))
+    sys.exit(
+        replay(url, name, trial_number, objective, kwargs, env, record, inject_fault=not no_fault)
+    )
 
 
 @main.command("dashboard", context_settings=CONTEXT)
@@ -216,7 +265,9 @@ def replay_cmd(
 @click.option("--port", default=8080, show_default=True, type=int)
 @debug_option
 @_guard
-def dashboard_cmd(config: str | None, storage: str | None, host: str, port: int, debug: bool) -> None:
+def dashboard_cmd(
+    config: str | None, storage: str | None, host: str, port: int, debug: bool
+) -> None:
     """Start optuna-dashboard on the study's storage (hpo's tags show as user attrs)."""
     from hpo.replay import dashboard
 

@@ -37,8 +37,15 @@ class PrunerConfig(BaseModel):
 
     model_config = _STRICT
     name: Literal[
-        "median", "nop", "none", "hyperband", "successive_halving", "percentile", "threshold",
-        "patient", "wilcoxon",
+        "median",
+        "nop",
+        "none",
+        "hyperband",
+        "successive_halving",
+        "percentile",
+        "threshold",
+        "patient",
+        "wilcoxon",
     ] = "median"
     kwargs: dict[str, Any] = Field(default_factory=dict)
 
@@ -102,9 +109,13 @@ class StudyConfig(BaseModel):
     gpus: Literal["auto", "none"] | list[int] = "auto"
     trials_per_gpu: int | Literal["auto"] = 1
     device_backend: Literal["auto", "nvml", "simulated", "cpu"] = "auto"
-    simulated_gpus: SimulatedGPUConfig = Field(default_factory=SimulatedGPUConfig)
+    simulated_gpus: SimulatedGPUConfig = Field(
+        default_factory=lambda: SimulatedGPUConfig.model_validate({})
+    )
     gpu_mem_margin_mb: int = Field(1024, ge=0)
-    gpu_mem_keys: list[str] | None = None  # params that decide a trial's GPU memory (default: the non-float ones)
+    gpu_mem_keys: list[str] | None = (
+        None  # params that decide a trial's GPU memory (default: the non-float ones)
+    )
     quarantine_after: int = Field(3, ge=1)
     quarantine_window_s: float = Field(600.0, gt=0)
     allow_gpu_reset: bool = False
@@ -214,17 +225,23 @@ def read_yaml(path: str | Path) -> dict[str, Any]:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{p}:{where} is not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        raise ConfigError(
+            f"{p}:{where} is not valid YAML: {getattr(exc, 'problem', exc)}"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read config file {str(p)!r}: {exc}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{p}: the top level must be a mapping of keys, not {type(data).__name__}")
+        raise ConfigError(
+            f"{p}: the top level must be a mapping of keys, not {type(data).__name__}"
+        )
     return data
 
 
-def load_config(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None) -> StudyConfig:
+def load_config(
+    path: str | Path | None = None, overrides: Mapping[str, Any] | None = None
+) -> StudyConfig:
     """Read ``path`` (optional), apply ``overrides`` (flags; ``None`` values are ignored), validate."""
     data: dict[str, Any] = read_yaml(path) if path else {}
     origin = str(path) if path else "command line"

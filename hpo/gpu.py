@@ -76,8 +76,17 @@ def plan_slots(sup: Supervisor) -> list[int | None]:
         overhead_mb=512 if real else 0,  # the CUDA context, which max_memory_reserved misses
     )
     sup.devices = Devices(backend, devices, packer)
-    per_gpu = cfg.trials_per_gpu if isinstance(cfg.trials_per_gpu, int) else math.ceil(cfg.workers / len(devices))
-    log.info("GPUs %s (%s backend), %s trial(s) per GPU", devices, type(backend).__name__, cfg.trials_per_gpu)
+    per_gpu = (
+        cfg.trials_per_gpu
+        if isinstance(cfg.trials_per_gpu, int)
+        else math.ceil(cfg.workers / len(devices))
+    )
+    log.info(
+        "GPUs %s (%s backend), %s trial(s) per GPU",
+        devices,
+        type(backend).__name__,
+        cfg.trials_per_gpu,
+    )
     return [d for d in devices for _ in range(per_gpu)]
 
 
@@ -108,7 +117,8 @@ def ask_distributions(sup: Supervisor) -> dict[str, BaseDistribution] | None:
     space = st.search_space(sup.study)
     keys = sup.cfg.gpu_mem_keys
     return {
-        k: v for k, v in space.items()
+        k: v
+        for k, v in space.items()
         if (k in keys if keys else not isinstance(v, FloatDistribution))
     } or None
 
@@ -135,7 +145,9 @@ def on_trial_started(sup: Supervisor, slot: Slot, run: Running) -> None:
         devs.packer.start(run.spec.number, slot.device, run.spec.params or None)
 
 
-def on_trial_finished(sup: Supervisor, run: Running, outcome: Outcome, diag: Diagnosis | None) -> None:
+def on_trial_finished(
+    sup: Supervisor, run: Running, outcome: Outcome, diag: Diagnosis | None
+) -> None:
     devs = sup.devices
     if devs is not None and devs.packer is not None:
         oom = diag is not None and diag.failure_class is FailureClass.OOM
@@ -174,7 +186,9 @@ def quarantine(sup: Supervisor, device: int, reason: str) -> None:
     sup.events.emit("device_quarantined", device=device, reason=reason)
     sup.echo(f"GPU {device} quarantined: {reason}")
     try:
-        sup.study.set_user_attr(f"hpo:quarantine:{device}", {"reason": reason, "time": time.time(), "host": _host()})
+        sup.study.set_user_attr(
+            f"hpo:quarantine:{device}", {"reason": reason, "time": time.time(), "host": _host()}
+        )
     except Exception as exc:  # recording the event must not stop the run
         log.warning("could not record the quarantine in the study: %s", exc)
     if sup.cfg.allow_gpu_reset:
@@ -183,7 +197,9 @@ def quarantine(sup: Supervisor, device: int, reason: str) -> None:
     if not devs.packer.active_devices():
         from hpo.supervisor import ExitCode
 
-        sup.request_stop(ExitCode.NO_DEVICE, f"every GPU is quarantined (last: GPU {device}: {reason})")
+        sup.request_stop(
+            ExitCode.NO_DEVICE, f"every GPU is quarantined (last: GPU {device}: {reason})"
+        )
 
 
 def check_health(sup: Supervisor) -> None:

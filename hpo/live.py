@@ -23,7 +23,13 @@ class LiveDisplay:
         self.states: Counter[str] = Counter()
         self.classes: Counter[str] = Counter()
         self.recent: list[str] = []
-        self.live = Live(self._render(), console=self.console, refresh_per_second=4, transient=False, get_renderable=self._render)
+        self.live = Live(
+            self._render(),
+            console=self.console,
+            refresh_per_second=4,
+            transient=False,
+            get_renderable=self._render,
+        )
 
     def start(self) -> None:
         self.live.start()
@@ -38,7 +44,9 @@ class LiveDisplay:
         elif ev == "trial_failed":
             self.states[rec["state"]] += 1
             self.classes[rec["failure_class"]] += 1
-            self.recent = ([f"trial {rec['trial']}: {rec['failure_class']} -> {rec['action']}"] + self.recent)[:5]
+            self.recent = (
+                [f"trial {rec['trial']}: {rec['failure_class']} -> {rec['action']}"] + self.recent
+            )[:5]
         elif ev in ("device_quarantined", "gpu_reset"):
             self.recent = ([f"{ev}: device {rec.get('device')}"] + self.recent)[:5]
 
@@ -53,12 +61,19 @@ class LiveDisplay:
             run = s.running
             params = ""
             if run is not None and run.trial is not None:
-                params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in list(run.trial.params.items())[:4])
+                params = ", ".join(
+                    f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                    for k, v in list(run.trial.params.items())[:4]
+                )
             slots.add_row(
-                str(s.index), "cpu" if s.device is None else f"gpu{s.device}",
+                str(s.index),
+                "cpu" if s.device is None else f"gpu{s.device}",
                 str(s.worker.pid) if s.worker else "-",
-                str(run.spec.number) if run else ("starting" if s.worker and not s.ready else "idle"),
-                params, f"{now - run.started:.0f}s" if run else "",
+                str(run.spec.number)
+                if run
+                else ("starting" if s.worker and not s.ready else "idle"),
+                params,
+                f"{now - run.started:.0f}s" if run else "",
             )
         done = self.states["COMPLETE"] + self.states["PRUNED"]
         elapsed = max(time.time() - self.t0, 1e-6)
@@ -72,7 +87,9 @@ class LiveDisplay:
         )
         parts: list[Any] = [slots, line]
         if self.classes:
-            parts.append(Text("failures: " + "  ".join(f"{k} {v}" for k, v in self.classes.most_common())))
+            parts.append(
+                Text("failures: " + "  ".join(f"{k} {v}" for k, v in self.classes.most_common()))
+            )
         parts.extend(Text(r, style="dim") for r in self.recent)
         return Group(*parts)
 

@@ -18,7 +18,9 @@ def load_callable(ref: str, what: str = "objective") -> Callable[..., Any]:
     """Import ``ref`` and return the named callable (an attribute path after ``:`` is allowed)."""
     target, _, attr = ref.rpartition(":")
     if not target or not attr:
-        raise ObjectiveLoadError(f"{what} {ref!r} must be 'package.module:function' or 'file.py:function'")
+        raise ObjectiveLoadError(
+            f"{what} {ref!r} must be 'package.module:function' or 'file.py:function'"
+        )
     if target.endswith(".py") or "/" in target:
         path = Path(target)
         if not path.is_file():
@@ -46,11 +48,13 @@ def load_callable(ref: str, what: str = "objective") -> Callable[..., Any]:
             if exc.name and target.startswith(exc.name):
                 raise ObjectiveLoadError(f"{what} module {target!r} not found") from exc
             raise ObjectiveLoadError(
-                f"{what} module {target!r} failed at import: {type(exc).__name__}: {exc}" + _where(exc)
+                f"{what} module {target!r} failed at import: {type(exc).__name__}: {exc}"
+                + _where(exc)
             ) from exc
         except BaseException as exc:
             raise ObjectiveLoadError(
-                f"{what} module {target!r} failed at import: {type(exc).__name__}: {exc}" + _where(exc)
+                f"{what} module {target!r} failed at import: {type(exc).__name__}: {exc}"
+                + _where(exc)
             ) from exc
     obj: Any = module
     for part in attr.split("."):
@@ -59,7 +63,7 @@ def load_callable(ref: str, what: str = "objective") -> Callable[..., Any]:
         obj = getattr(obj, part)
     if not callable(obj):
         raise ObjectiveLoadError(f"{what} {ref!r} is not callable ({type(obj).__name__})")
-    return obj  # type: ignore[no-any-return]
+    return obj
 
 
 def check_ref(ref: str, what: str = "objective") -> None:
@@ -68,7 +72,9 @@ def check_ref(ref: str, what: str = "objective") -> None:
 
     target, _, attr = ref.rpartition(":")
     if not target or not attr:
-        raise ObjectiveLoadError(f"{what} {ref!r} must be 'package.module:function' or 'file.py:function'")
+        raise ObjectiveLoadError(
+            f"{what} {ref!r} must be 'package.module:function' or 'file.py:function'"
+        )
     if target.endswith(".py") or "/" in target:
         if not Path(target).is_file():
             raise ObjectiveLoadError(f"{what} file {target!r} does not exist")
@@ -78,7 +84,9 @@ def check_ref(ref: str, what: str = "objective") -> None:
     except (ImportError, ValueError):
         found = False
     if not found:
-        raise ObjectiveLoadError(f"{what} module {target!r} not found (is it installed, or on PYTHONPATH?)")
+        raise ObjectiveLoadError(
+            f"{what} module {target!r} not found (is it installed, or on PYTHONPATH?)"
+        )
 
 
 def load_objective(ref: str, kwargs: Mapping[str, Any] | None = None) -> Callable[[Any], Any]:

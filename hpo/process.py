@@ -41,12 +41,14 @@ def become_subreaper() -> bool:
         return False
 
 
-def make_context(start_method: str, preload: list[str], env: dict[str, str] | None = None) -> BaseContext:
+def make_context(
+    start_method: str, preload: list[str], env: dict[str, str] | None = None
+) -> BaseContext:
     """A multiprocessing context; ``env`` is given to the forkserver (and so to every worker)."""
     ctx = mp.get_context(start_method)
     if start_method == "forkserver":
         # Preloading torch (without touching CUDA) makes a fresh worker cost milliseconds.
-        ctx.set_forkserver_preload(["hpo.child", *preload])  # type: ignore[attr-defined]
+        ctx.set_forkserver_preload(["hpo.child", *preload])
         from multiprocessing import forkserver
 
         saved = {k: os.environ.get(k) for k in env or {}}
@@ -67,8 +69,8 @@ class WorkerProcess:
 
     def __init__(self, ctx: BaseContext, boot: WorkerBoot) -> None:
         self.slot = boot.slot
-        self.chan, child_chan = ctx.Pipe(duplex=True)  # type: ignore[attr-defined]
-        lifeline_r, self._lifeline_w = ctx.Pipe(duplex=False)  # type: ignore[attr-defined]
+        self.chan, child_chan = ctx.Pipe(duplex=True)
+        lifeline_r, self._lifeline_w = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(  # type: ignore[attr-defined]
             target=worker_main,
             args=(child_chan, lifeline_r, boot),

@@ -58,14 +58,27 @@ class Progress:
         if ev == "trial_finished":
             self.done += 1
             value = rec.get("values")
-            shown = f" value={value[0]:.6g}" if value and len(value) == 1 else (f" values={value}" if value else "")
+            shown = (
+                f" value={value[0]:.6g}"
+                if value and len(value) == 1
+                else (f" values={value}" if value else "")
+            )
             best = self.sup.best if self.sup else None
-            click.echo(f"trial {rec['trial']:>5} {rec['state']:<8}{shown} ({rec.get('duration_s', 0):.1f}s)" + (f"  best={best:.6g}" if best is not None else ""), file=self.stream)
+            click.echo(
+                f"trial {rec['trial']:>5} {rec['state']:<8}{shown} ({rec.get('duration_s', 0):.1f}s)"
+                + (f"  best={best:.6g}" if best is not None else ""),
+                file=self.stream,
+            )
         elif ev == "trial_failed":
             retry = " -> retry" if rec.get("retry") else ""
             fault = f" [chaos:{rec['fault']}]" if rec.get("fault") else ""
-            click.echo(f"trial {rec['trial']:>5} {rec['state']:<8} {rec['failure_class']} ({rec['action']}){retry}{fault}", file=self.stream)
-        elif ev in ("device_quarantined", "worker_recycled", "gpu_reset") and ev != "worker_recycled":
+            click.echo(
+                f"trial {rec['trial']:>5} {rec['state']:<8} {rec['failure_class']} ({rec['action']}){retry}{fault}",
+                file=self.stream,
+            )
+        elif (
+            ev in ("device_quarantined", "worker_recycled", "gpu_reset") and ev != "worker_recycled"
+        ):
             click.echo(f"{ev}: {rec}", file=self.stream)
 
     def finish(self, sup: Supervisor, code: int) -> None:

@@ -24,8 +24,14 @@ from hpo.errors import ConfigError
 
 
 def replay(
-    storage_url: str, study_name: str | None, number: int, objective_ref: str,
-    objective_kwargs: dict[str, Any], env: dict[str, str], record: bool, inject_fault: bool = True,
+    storage_url: str,
+    study_name: str | None,
+    number: int,
+    objective_ref: str,
+    objective_kwargs: dict[str, Any],
+    env: dict[str, str],
+    record: bool,
+    inject_fault: bool = True,
 ) -> int:
     study = st.load_study(storage_url, study_name)
     trials = st.trials(study)
@@ -33,7 +39,8 @@ def replay(
     if not match:
         raise ConfigError(
             f"trial {number} is out of range: study {study.study_name!r} has trials 0..{len(trials) - 1}"
-            if trials else f"study {study.study_name!r} has no trials"
+            if trials
+            else f"study {study.study_name!r} has no trials"
         )
     original = match[0]
     params = dict(original.params or original.system_attrs.get("fixed_params", {}))
@@ -44,11 +51,17 @@ def replay(
     if device is not None and "CUDA_VISIBLE_DEVICES" not in env:
         os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
         os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
-    click.echo(f"hpo replay: trial {number} ({original.state.name}) of study {study.study_name!r}", err=True)
+    click.echo(
+        f"hpo replay: trial {number} ({original.state.name}) of study {study.study_name!r}",
+        err=True,
+    )
     click.echo(f"hpo replay: params {params}", err=True)
     click.echo("hpo replay: CUDA_LAUNCH_BLOCKING=1, autograd anomaly detection on", err=True)
     if original.user_attrs.get("failure_class"):
-        click.echo(f"hpo replay: originally {original.user_attrs.get('failure_class')}: {original.user_attrs.get('error_msg', '')[:200]}", err=True)
+        click.echo(
+            f"hpo replay: originally {original.user_attrs.get('failure_class')}: {original.user_attrs.get('error_msg', '')[:200]}",
+            err=True,
+        )
     try:
         import torch
 
@@ -73,7 +86,10 @@ def replay(
         if fault:
             from hpo.testing.faults import inject
 
-            click.echo(f"hpo replay: re-injecting the chaos fault {fault!r} recorded on trial {number}", err=True)
+            click.echo(
+                f"hpo replay: re-injecting the chaos fault {fault!r} recorded on trial {number}",
+                err=True,
+            )
             value = inject(fault)
         else:
             value = objective(trial)
@@ -91,7 +107,9 @@ def replay(
         click.echo(f"hpo replay: {diag.failure_class.value}: {diag.summary}", err=True)
         click.echo(f"hpo replay: hint: {diag.hint}", err=True)
         if record:
-            study._storage.set_trial_user_attr(trial._trial_id, "failure_class", diag.failure_class.value)
+            study._storage.set_trial_user_attr(
+                trial._trial_id, "failure_class", diag.failure_class.value
+            )
             study.tell(trial, state=TrialState.FAIL)
         return 1
     click.echo(f"hpo replay: returned {value!r} in {time.perf_counter() - start:.1f}s", err=True)
@@ -111,8 +129,13 @@ def dashboard(storage_url: str, host: str, port: int) -> int:
     import shutil
     import subprocess
 
-    exe = shutil.which("optuna-dashboard") or os.path.join(os.path.dirname(sys.executable), "optuna-dashboard")
+    exe = shutil.which("optuna-dashboard") or os.path.join(
+        os.path.dirname(sys.executable), "optuna-dashboard"
+    )
     if not os.path.exists(exe):
         raise ConfigError("optuna-dashboard is not installed: pip install 'hpo[dashboard]'")
-    click.echo(f"hpo dashboard: http://{host}:{port}/ on {st.redact(storage_url)} (Ctrl-C to stop)", err=True)
+    click.echo(
+        f"hpo dashboard: http://{host}:{port}/ on {st.redact(storage_url)} (Ctrl-C to stop)",
+        err=True,
+    )
     return subprocess.call([exe, storage_url, "--host", host, "--port", str(port)])

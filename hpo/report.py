@@ -58,17 +58,24 @@ def run_summary(sup: Supervisor, code: int) -> str:
     lines.append(f"hpo: study {sup.cfg.study!r} finished with exit code {code} ({meaning})")
     lines.append(
         "hpo: trials in study: "
-        + ", ".join(f"{k} {by_state.get(k, 0)}" for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING"))
+        + ", ".join(
+            f"{k} {by_state.get(k, 0)}"
+            for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING")
+        )
         + f" (target {sup.cfg.n_trials} COMPLETE+PRUNED)"
     )
     if sup.recovered:
         lines.append(f"hpo: recovered {sup.recovered} trial(s) left running by a dead supervisor")
     if sup.counts:
-        lines.append("hpo: this run: " + ", ".join(f"{k} {v}" for k, v in sorted(sup.counts.items())))
+        lines.append(
+            "hpo: this run: " + ", ".join(f"{k} {v}" for k, v in sorted(sup.counts.items()))
+        )
     if hasattr(sup, "study"):
         value, params, number = _best(sup.study)
         if value is not None:
-            lines.append(f"hpo: best trial {number}: value {value:.6g} params {json.dumps(params, default=str)}")
+            lines.append(
+                f"hpo: best trial {number}: value {value:.6g} params {json.dumps(params, default=str)}"
+            )
     for k, v in sup.preflight_facts.items():
         if isinstance(v, float):
             lines.append(f"hpo: {k}: {v:.4f}")
@@ -80,7 +87,11 @@ def run_summary(sup: Supervisor, code: int) -> str:
 
 # ---------------------------------------------------------------- status
 def _rate(trials: Sequence[FrozenTrial]) -> float | None:
-    done = [t.datetime_complete for t in trials if t.datetime_complete and t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    done = [
+        t.datetime_complete
+        for t in trials
+        if t.datetime_complete and t.state in (TrialState.COMPLETE, TrialState.PRUNED)
+    ]
     if len(done) < 2:
         return None
     span = (max(done) - min(done)).total_seconds()
@@ -95,7 +106,9 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
     study = st.load_study(url, name)
     trials = st.trials(study)
     by_state = Counter(t.state.name for t in trials)
-    by_class = Counter(t.user_attrs.get("failure_class") for t in trials if t.user_attrs.get("failure_class"))
+    by_class = Counter(
+        t.user_attrs.get("failure_class") for t in trials if t.user_attrs.get("failure_class")
+    )
     now = dt.datetime.now()
     running = []
     for t in trials:
@@ -103,7 +116,16 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
             continue
         owner = t.system_attrs.get(st.OWNER_KEY) or {}
         age = (now - t.datetime_start).total_seconds() if t.datetime_start else None
-        running.append({"trial": t.number, "host": owner.get("host"), "pid": owner.get("worker_pid"), "device": owner.get("device"), "age_s": round(age, 1) if age is not None else None, "params": t.params})
+        running.append(
+            {
+                "trial": t.number,
+                "host": owner.get("host"),
+                "pid": owner.get("worker_pid"),
+                "device": owner.get("device"),
+                "age_s": round(age, 1) if age is not None else None,
+                "params": t.params,
+            }
+        )
     value, params, number = _best(study)
     target = None
     if config:
@@ -113,37 +135,55 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
     done = by_state.get("COMPLETE", 0) + by_state.get("PRUNED", 0)
     rate = _rate(trials)
     eta_s = (target - done) / rate * 3600 if (rate and target and target > done) else None
-    data = {
+    events = _recent_events(config)
+    states = {k: by_state.get(k, 0) for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING")}
+    data: dict[str, Any] = {
         "study": study.study_name,
         "storage": st.redact(url),
-        "states": {k: by_state.get(k, 0) for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING")},
+        "states": states,
         "failure_classes": dict(by_class),
         "running": running,
         "best": {"trial": number, "value": value, "params": params} if value is not None else None,
         "trials_per_hour": round(rate, 1) if rate else None,
         "target": target,
         "eta_s": round(eta_s) if eta_s else None,
-        "events": _recent_events(config),
+        "events": events,
     }
     if fmt == "json":
         click.echo(json.dumps(data, default=str, indent=2))
         return 0
     click.echo(f"study {data['study']} ({data['storage']})")
-    click.echo("states: " + "  ".join(f"{k} {v}" for k, v in data["states"].items()) + (f"   target {target}" if target else ""))
+    click.echo(
+        "states: "
+        + "  ".join(f"{k} {v}" for k, v in states.items())
+        + (f"   target {target}" if target else "")
+    )
     if by_class:
         click.echo("failure classes: " + "  ".join(f"{k} {v}" for k, v in by_class.most_common()))
     if data["best"]:
         click.echo(f"best: trial {number} value {value:.6g} {json.dumps(params, default=str)}")
     if rate:
-        click.echo(f"rate: {rate:.1f} trials/hour" + (f", ETA {dt.timedelta(seconds=int(eta_s))}" if eta_s else ""))
+        click.echo(
+            f"rate: {rate:.1f} trials/hour"
+            + (f", ETA {dt.timedelta(seconds=int(eta_s))}" if eta_s else "")
+        )
     if running:
         click.echo("running:")
         for r in running:
-            click.echo(f"  trial {r['trial']:>5}  host {r['host']}  pid {r['pid']}  device {r['device']}  age {r['age_s']}s  {json.dumps(r['params'], default=str)}")
-    if data["events"]:
+            click.echo(
+                f"  trial {r['trial']:>5}  host {r['host']}  pid {r['pid']}  device {r['device']}  age {r['age_s']}s  {json.dumps(r['params'], default=str)}"
+            )
+    if events:
         click.echo("device and worker events:")
-        for e in data["events"]:
-            click.echo(f"  {dt.datetime.fromtimestamp(e['ts']).isoformat(timespec='seconds')} {e['event']} " + ", ".join(f"{k}={v}" for k, v in e.items() if k not in ('ts', 'event', 'host', 'supervisor_pid')))
+        for e in events:
+            click.echo(
+                f"  {dt.datetime.fromtimestamp(e['ts']).isoformat(timespec='seconds')} {e['event']} "
+                + ", ".join(
+                    f"{k}={v}"
+                    for k, v in e.items()
+                    if k not in ("ts", "event", "host", "supervisor_pid")
+                )
+            )
     return 0
 
 
@@ -154,14 +194,37 @@ def _recent_events(config: str | None, limit: int = 10) -> list[dict[str, Any]]:
     from hpo.events import read_events
 
     cfg = load_config(config, {})
-    evs = [e for e in read_events(cfg.run_path / "events.jsonl") if e.get("event") in ("worker_recycled", "device_quarantined", "gpu_reset", "supervisor_started", "supervisor_stopped")]
+    evs = [
+        e
+        for e in read_events(cfg.run_path / "events.jsonl")
+        if e.get("event")
+        in (
+            "worker_recycled",
+            "device_quarantined",
+            "gpu_reset",
+            "supervisor_started",
+            "supervisor_stopped",
+        )
+    ]
     return evs[-limit:]
 
 
 # ---------------------------------------------------------------- failures
 FAILURE_FIELDS = [
-    "number", "state", "failure_class", "failure_action", "attempt", "retry_of", "exception_type",
-    "message", "params", "device", "duration_s", "log_path", "datetime_start", "chaos_fault",
+    "number",
+    "state",
+    "failure_class",
+    "failure_action",
+    "attempt",
+    "retry_of",
+    "exception_type",
+    "message",
+    "params",
+    "device",
+    "duration_s",
+    "log_path",
+    "datetime_start",
+    "chaos_fault",
 ]
 
 
@@ -175,7 +238,9 @@ def _parse_since(since: str | None) -> dt.datetime | None:
     try:
         return dt.datetime.fromisoformat(since)
     except ValueError:
-        raise ConfigError(f"--since {since!r}: use an ISO date/time (2026-11-22T08:00) or a duration like 2h, 30m") from None
+        raise ConfigError(
+            f"--since {since!r}: use an ISO date/time (2026-11-22T08:00) or a duration like 2h, 30m"
+        ) from None
 
 
 def failure_row(t: FrozenTrial) -> dict[str, Any]:
@@ -203,15 +268,25 @@ def failure_row(t: FrozenTrial) -> dict[str, Any]:
 
 
 def failures(
-    url: str, name: str | None, *, classes: Sequence[str] = (), states: Sequence[str] = (),
-    since: str | None = None, trial: int | None = None, fmt: str = "table",
+    url: str,
+    name: str | None,
+    *,
+    classes: Sequence[str] = (),
+    states: Sequence[str] = (),
+    since: str | None = None,
+    trial: int | None = None,
+    fmt: str = "table",
 ) -> int:
     study = st.load_study(url, name)
     trials = st.trials(study)
     if trial is not None:
         match = [t for t in trials if t.number == trial]
         if not match:
-            raise ConfigError(f"trial {trial} is out of range: study {study.study_name!r} has trials 0..{len(trials) - 1}" if trials else f"study {study.study_name!r} has no trials")
+            raise ConfigError(
+                f"trial {trial} is out of range: study {study.study_name!r} has trials 0..{len(trials) - 1}"
+                if trials
+                else f"study {study.study_name!r} has no trials"
+            )
         return _show_trial(match[0], fmt)
     after = _parse_since(since)
     want_states = {s.upper() for s in states}
@@ -248,13 +323,31 @@ def _failure_table(rows: list[dict[str, Any]], name: str, total: int) -> None:
     from rich.table import Table
 
     table = Table(title=f"{name}: {len(rows)} of {total} trials did not complete", show_lines=False)
-    for col in ("#", "state", "class", "action", "try", "retry of", "exception", "message", "params", "dev", "s", "log"):
+    for col in (
+        "#",
+        "state",
+        "class",
+        "action",
+        "try",
+        "retry of",
+        "exception",
+        "message",
+        "params",
+        "dev",
+        "s",
+        "log",
+    ):
         table.add_column(col, overflow="fold")
     for r in rows:
         table.add_row(
-            str(r["number"]), r["state"], r["failure_class"] or "", r["failure_action"] or "",
-            str(r["attempt"] or ""), "" if r["retry_of"] is None else str(r["retry_of"]),
-            (r["exception_type"] or "").rsplit(".", 1)[-1], (r["message"] or "")[:60],
+            str(r["number"]),
+            r["state"],
+            r["failure_class"] or "",
+            r["failure_action"] or "",
+            str(r["attempt"] or ""),
+            "" if r["retry_of"] is None else str(r["retry_of"]),
+            (r["exception_type"] or "").rsplit(".", 1)[-1],
+            (r["message"] or "")[:60],
             ", ".join(f"{k}={_short(v)}" for k, v in r["params"].items())[:60],
             "" if r["device"] is None else str(r["device"]),
             "" if r["duration_s"] is None else f"{r['duration_s']:.1f}",

@@ -51,21 +51,48 @@ def reconcile(sup: Supervisor) -> int:
             continue
         run_dir = Path(owner["run_dir"]) if owner and owner.get("host") == st.HOST else None
         log_path = str(run_dir / "logs" / f"trial-{t.number:06d}.log") if run_dir else ""
-        spec = TrialSpec(number=t.number, trial_id=t._trial_id, n_objectives=sup.n_objectives, log_path=log_path, outcome_path="")
-        run = Running(trial=None, spec=spec, attempt=int(t.user_attrs.get("attempt", 1)), started=time.monotonic(), device=(owner or {}).get("device"))
-        outcome = Outcome.read(run_dir / "outcomes" / f"trial-{t.number:06d}.json") if run_dir else None
+        spec = TrialSpec(
+            number=t.number,
+            trial_id=t._trial_id,
+            n_objectives=sup.n_objectives,
+            log_path=log_path,
+            outcome_path="",
+        )
+        run = Running(
+            trial=None,
+            spec=spec,
+            attempt=int(t.user_attrs.get("attempt", 1)),
+            started=time.monotonic(),
+            device=(owner or {}).get("device"),
+        )
+        outcome = (
+            Outcome.read(run_dir / "outcomes" / f"trial-{t.number:06d}.json") if run_dir else None
+        )
         if outcome is not None and outcome.trial_number == t.number:
             sup.record(run, outcome)
-            sup.events.emit("trial_recovered", trial=t.number, state=outcome.status.value, how="outcome file")
-            log.info("[trial %d] recovered from the outcome its worker recorded (%s)", t.number, outcome.status.value)
+            sup.events.emit(
+                "trial_recovered", trial=t.number, state=outcome.status.value, how="outcome file"
+            )
+            log.info(
+                "[trial %d] recovered from the outcome its worker recorded (%s)",
+                t.number,
+                outcome.status.value,
+            )
             recovered += 1
             continue
-        why = "heartbeat stale" if t._trial_id in stale else f"supervisor pid {owner.get('pid') if owner else '?'} is gone"
+        why = (
+            "heartbeat stale"
+            if t._trial_id in stale
+            else f"supervisor pid {owner.get('pid') if owner else '?'} is gone"
+        )
         outcome = Outcome(
-            trial_number=t.number, status=Status.FAILED,
+            trial_number=t.number,
+            status=Status.FAILED,
             message=f"the supervisor running this trial died ({why}); the trial was lost",
             worker_pid=int((owner or {}).get("worker_pid") or 0),
-            duration_s=max(0.0, time.time() - t.datetime_start.timestamp()) if t.datetime_start else 0.0,
+            duration_s=max(0.0, time.time() - t.datetime_start.timestamp())
+            if t.datetime_start
+            else 0.0,
         )
         diag = diagnosis_for(FailureClass.SUPERVISOR_LOST, summary=outcome.message)
         sup.record(run, outcome, diag=diag)

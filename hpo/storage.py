@@ -34,7 +34,9 @@ from hpo.errors import StorageError
 
 log = logging.getLogger(__name__)
 
-OWNER_KEY = "hpo:owner"  # system attr: which supervisor runs the trial (host, pid, start time, run dir)
+OWNER_KEY = (
+    "hpo:owner"  # system attr: which supervisor runs the trial (host, pid, start time, run dir)
+)
 HOST = socket.gethostname()
 
 warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
@@ -62,7 +64,9 @@ def _sqlite_path(url: str) -> Path | None:
     return Path(rest)
 
 
-def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: int | None = None) -> RDBStorage:
+def open_storage(
+    url: str, heartbeat_interval: int | None = None, grace_period: int | None = None
+) -> RDBStorage:
     """Open an RDB storage tuned for the runner; StorageError (password redacted) on failure."""
     if not re.match(r"^(sqlite|postgresql|postgres|mysql|mariadb)(\+\w+)?://", url):
         raise StorageError(
@@ -92,14 +96,21 @@ def open_storage(url: str, heartbeat_interval: int | None = None, grace_period: 
             )
             break
         except ImportError as exc:
-            raise StorageError(f"storage {redact(url)!r}: database driver missing ({exc}); pip install 'hpo[postgres]' or 'hpo[mysql]'") from None
+            raise StorageError(
+                f"storage {redact(url)!r}: database driver missing ({exc}); pip install 'hpo[postgres]' or 'hpo[mysql]'"
+            ) from None
         except Exception as exc:  # OperationalError, version mismatch, …
             text = str(exc).lower()
             # Two supervisors creating the schema at once: the loser sees the winner's tables.
-            if attempt < 5 and any(w in text for w in ("already exists", "duplicate", "unique constraint", "database is locked")):
+            if attempt < 5 and any(
+                w in text
+                for w in ("already exists", "duplicate", "unique constraint", "database is locked")
+            ):
                 time.sleep(0.2 * (attempt + 1))
                 continue
-            raise StorageError(f"cannot open storage {redact(url)!r}: {_first_line(exc, url)}") from None
+            raise StorageError(
+                f"cannot open storage {redact(url)!r}: {_first_line(exc, url)}"
+            ) from None
     if path is not None:
         _enable_wal(storage)
     return storage
@@ -109,9 +120,17 @@ def _with_available_driver(url: str) -> str:
     """SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3; fall back to psycopg2 if only it is here."""
     import importlib.util
 
-    if url.startswith("postgresql://") and importlib.util.find_spec("psycopg") is None and importlib.util.find_spec("psycopg2") is not None:
+    if (
+        url.startswith("postgresql://")
+        and importlib.util.find_spec("psycopg") is None
+        and importlib.util.find_spec("psycopg2") is not None
+    ):
         return "postgresql+psycopg2://" + url[len("postgresql://") :]
-    if url.startswith(("mysql://", "mariadb://")) and importlib.util.find_spec("MySQLdb") is None and importlib.util.find_spec("pymysql") is not None:
+    if (
+        url.startswith(("mysql://", "mariadb://"))
+        and importlib.util.find_spec("MySQLdb") is None
+        and importlib.util.find_spec("pymysql") is not None
+    ):
         return "mysql+pymysql://" + url.split("://", 1)[1]
     return url
 
@@ -141,7 +160,9 @@ def _check_sqlite_writable(path: Path) -> None:
     try:
         parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise StorageError(f"cannot create the folder of SQLite storage {str(path)!r}: {exc.strerror}") from None
+        raise StorageError(
+            f"cannot create the folder of SQLite storage {str(path)!r}: {exc.strerror}"
+        ) from None
     if path.exists() and not os.access(path, os.W_OK):
         raise StorageError(f"SQLite storage {str(path)!r} is read-only")
     if not os.access(parent, os.W_OK):
@@ -175,13 +196,17 @@ def create_or_load_study(
     pruner: optuna.pruners.BasePruner,
 ) -> optuna.Study:
     """Create the study, or load it and refuse if it was made with other directions."""
-    wanted = [StudyDirection.MAXIMIZE if d == "maximize" else StudyDirection.MINIMIZE for d in directions]
+    wanted = [
+        StudyDirection.MAXIMIZE if d == "maximize" else StudyDirection.MINIMIZE for d in directions
+    ]
     try:
         existing = storage.get_study_id_from_name(name)
     except KeyError:
         existing = None
     except Exception as exc:
-        raise StorageError(f"cannot read storage {redact(storage.url)!r}: {_first_line(exc, storage.url)}") from None
+        raise StorageError(
+            f"cannot read storage {redact(storage.url)!r}: {_first_line(exc, storage.url)}"
+        ) from None
     if existing is not None:
         have = storage.get_study_directions(existing)
         if list(have) != wanted:
@@ -194,13 +219,15 @@ def create_or_load_study(
         return optuna.create_study(
             study_name=name,
             storage=storage,
-            directions=list(directions),
+            directions=[d for d in directions],  # type: ignore[misc]
             sampler=sampler,
             pruner=pruner,
             load_if_exists=True,
         )
     except Exception as exc:
-        raise StorageError(f"cannot create study {name!r} in {redact(storage.url)}: {_first_line(exc, storage.url)}") from None
+        raise StorageError(
+            f"cannot create study {name!r} in {redact(storage.url)}: {_first_line(exc, storage.url)}"
+        ) from None
 
 
 def load_study(storage_url: str, name: str | None) -> optuna.Study:
@@ -255,19 +282,28 @@ def record_heartbeat(storage: Any, trial_id: int) -> None:
 
 def stale_trial_ids(study: optuna.Study) -> list[int]:
     """RUNNING trials whose heartbeat is older than the grace period (Optuna's own query)."""
-    storage = study._storage
+    storage: Any = study._storage
     if not hasattr(storage, "_get_stale_trial_ids") or storage.get_heartbeat_interval() is None:
         return []
     return list(storage._get_stale_trial_ids(study._study_id))
 
 
-def finish_trial(study: optuna.Study, trial_number: int, state: TrialState, values: list[float] | None) -> bool:
+def finish_trial(
+    study: optuna.Study, trial_number: int, state: TrialState, values: list[float] | None
+) -> bool:
     """Tell the study; idempotent. Returns False if the trial was already finished."""
     try:
-        before = study._storage.get_trial(study._storage.get_trial_id_from_study_id_trial_number(study._study_id, trial_number))
+        before = study._storage.get_trial(
+            study._storage.get_trial_id_from_study_id_trial_number(study._study_id, trial_number)
+        )
         if before.state.is_finished():
             return False
-        study.tell(trial_number, values=values if state == TrialState.COMPLETE else None, state=state, skip_if_finished=True)
+        study.tell(
+            trial_number,
+            values=values if state == TrialState.COMPLETE else None,
+            state=state,
+            skip_if_finished=True,
+        )
         return True
     except optuna.exceptions.UpdateFinishedTrialError:
         return False
@@ -296,7 +332,12 @@ def enqueue_retry(study: optuna.Study, original: FrozenTrial, attempt: int, reas
             state=TrialState.WAITING,
             params=original.params,
             distributions=original.distributions,
-            user_attrs={**keep, "retry_of": original.number, "attempt": attempt, "retry_reason": reason},
+            user_attrs={
+                **keep,
+                "retry_of": original.number,
+                "attempt": attempt,
+                "retry_reason": reason,
+            },
             system_attrs=system_attrs,
         )
     )
@@ -307,7 +348,9 @@ _INHERITED_ATTRS: frozenset[str] = frozenset()
 
 
 def trials(study: optuna.Study, states: Sequence[TrialState] | None = None) -> list[FrozenTrial]:
-    return study._storage.get_all_trials(study._study_id, deepcopy=False, states=tuple(states) if states else None)
+    return study._storage.get_all_trials(
+        study._study_id, deepcopy=False, states=tuple(states) if states else None
+    )
 
 
 def count(study: optuna.Study, states: Sequence[TrialState]) -> int:

@@ -36,15 +36,30 @@ from hpo.errors import ConfigError, HpoError, StorageError
 from hpo.events import EventLog
 from hpo.failures import Action, Diagnosis, FailureClass, Policy, classify, diagnosis_for
 from hpo.outcome import EXIT_BOOT_ERROR, Outcome, Status
-from hpo.process import WorkerProcess, become_subreaper, make_context, pid_alive, recv_all, sweep_orphans, terminate_all
-from hpo.testing.faults import NEEDS_MEM_LIMIT, NEEDS_TIMEOUT, Fault
+from hpo.process import (
+    WorkerProcess,
+    become_subreaper,
+    make_context,
+    recv_all,
+    sweep_orphans,
+    terminate_all,
+)
+from hpo.testing.faults import Fault
 
 log = logging.getLogger("hpo.supervisor")
 
 ALLOWED_CALLS = frozenset(
     {
-        "suggest_float", "suggest_int", "suggest_categorical", "suggest_uniform", "suggest_loguniform",
-        "suggest_discrete_uniform", "report", "should_prune", "set_user_attr", "set_system_attr",
+        "suggest_float",
+        "suggest_int",
+        "suggest_categorical",
+        "suggest_uniform",
+        "suggest_loguniform",
+        "suggest_discrete_uniform",
+        "report",
+        "should_prune",
+        "set_user_attr",
+        "set_system_attr",
         "set_constraint",
     }
 )
@@ -107,7 +122,9 @@ def merge_alloc_conf(existing: str | None) -> str:
 
 
 class Supervisor:
-    def __init__(self, cfg: StudyConfig, *, echo: Callable[[str], None] | None = None, progress: Any = None) -> None:
+    def __init__(
+        self, cfg: StudyConfig, *, echo: Callable[[str], None] | None = None, progress: Any = None
+    ) -> None:
         self.cfg = cfg
         self.progress = progress
         self.run_dir = cfg.run_path.resolve()
@@ -152,7 +169,9 @@ class Supervisor:
             probe.write_text("ok")
             probe.unlink()
         except OSError as exc:
-            raise ConfigError(f"run folder {str(self.run_dir)!r} cannot be written: {exc.strerror or exc}") from None
+            raise ConfigError(
+                f"run folder {str(self.run_dir)!r} cannot be written: {exc.strerror or exc}"
+            ) from None
 
     def _setup_logging(self) -> None:
         handler = logging.FileHandler(self.run_dir / "supervisor.log", encoding="utf-8")
@@ -193,7 +212,9 @@ class Supervisor:
             "successive_halving": optuna.pruners.SuccessiveHalvingPruner,
             "percentile": optuna.pruners.PercentilePruner,
             "threshold": optuna.pruners.ThresholdPruner,
-            "patient": lambda **kw: optuna.pruners.PatientPruner(optuna.pruners.MedianPruner(), **kw),
+            "patient": lambda **kw: optuna.pruners.PatientPruner(
+                optuna.pruners.MedianPruner(), **kw
+            ),
             "wilcoxon": optuna.pruners.WilcoxonPruner,
         }
         try:
@@ -208,7 +229,11 @@ class Supervisor:
             grace_period=self.cfg.heartbeat_grace,
         )
         self.study = st.create_or_load_study(
-            storage, self.cfg.study, self.cfg.study_directions, self._make_sampler(), self._make_pruner()
+            storage,
+            self.cfg.study,
+            self.cfg.study_directions,
+            self._make_sampler(),
+            self._make_pruner(),
         )
 
     def _run_preflight(self) -> None:
@@ -222,7 +247,9 @@ class Supervisor:
         except HpoError:
             raise
         except Exception as exc:
-            raise ConfigError(f"preflight {self.cfg.preflight}: {type(exc).__name__}: {exc}") from None
+            raise ConfigError(
+                f"preflight {self.cfg.preflight}: {type(exc).__name__}: {exc}"
+            ) from None
         self.preflight_facts = dict(facts)
         for k, v in self.preflight_facts.items():
             self.study.set_user_attr(k, v)
@@ -251,7 +278,9 @@ class Supervisor:
 
             self.recovered = reconcile(self)
             if self.recovered:
-                self.echo(f"resumed: recovered {self.recovered} trial(s) left running by a dead supervisor")
+                self.echo(
+                    f"resumed: recovered {self.recovered} trial(s) left running by a dead supervisor"
+                )
             code = self._loop()
         except StopRun as stop:
             code = stop.code
@@ -308,10 +337,20 @@ class Supervisor:
         self.done_at_start = self._n_done()
         wake_r, old, _ = self._install_signals()
         self.events.emit(
-            "supervisor_started", study=self.cfg.study, storage=st.redact(self.cfg.storage_url),
-            n_trials=self.cfg.n_trials, workers=len(self.slots), pid=os.getpid(),
+            "supervisor_started",
+            study=self.cfg.study,
+            storage=st.redact(self.cfg.storage_url),
+            n_trials=self.cfg.n_trials,
+            workers=len(self.slots),
+            pid=os.getpid(),
         )
-        log.info("supervisor %d started: study %r, %d slot(s), target %d", os.getpid(), self.cfg.study, len(self.slots), self.cfg.n_trials)
+        log.info(
+            "supervisor %d started: study %r, %d slot(s), target %d",
+            os.getpid(),
+            self.cfg.study,
+            len(self.slots),
+            self.cfg.n_trials,
+        )
         try:
             while True:
                 self._handle_signal()
@@ -337,9 +376,17 @@ class Supervisor:
             self.stop_deadline = time.monotonic()
         else:
             name = signal.Signals(signum).name
-            self.echo(f"{name}: no new trials; running trials have {self.cfg.stop_grace_s:.0f}s to finish (again to stop now)")
-            log.warning("%s received: stopping with a %.0fs grace period", name, self.cfg.stop_grace_s)
-        self._begin_stop(ExitCode.INTERRUPTED, f"interrupted by {signal.Signals(signum).name}", grace=self.cfg.stop_grace_s)
+            self.echo(
+                f"{name}: no new trials; running trials have {self.cfg.stop_grace_s:.0f}s to finish (again to stop now)"
+            )
+            log.warning(
+                "%s received: stopping with a %.0fs grace period", name, self.cfg.stop_grace_s
+            )
+        self._begin_stop(
+            ExitCode.INTERRUPTED,
+            f"interrupted by {signal.Signals(signum).name}",
+            grace=self.cfg.stop_grace_s,
+        )
 
     def request_stop(self, code: ExitCode, message: str) -> None:
         """Stop the run (no new trials; running ones get the stop grace period)."""
@@ -347,10 +394,9 @@ class Supervisor:
         self._begin_stop(code, message, grace=self.cfg.stop_grace_s)
 
     def _begin_stop(self, code: ExitCode, message: str, grace: float) -> None:
-        if self.stopping is None or code == ExitCode.INTERRUPTED and self.stopping != ExitCode.INTERRUPTED:
-            if self.stopping is None:
-                self.stopping = code
-                self.stop_message = message
+        if self.stopping is None:  # the first reason to stop is the one reported
+            self.stopping = code
+            self.stop_message = message
         deadline = time.monotonic() + grace
         if self.stop_deadline is None or deadline < self.stop_deadline:
             self.stop_deadline = deadline
@@ -378,7 +424,12 @@ class Supervisor:
     def _boot(self, slot: Slot) -> WorkerBoot:
         cfg = self.cfg
         env = dict(cfg.env)
-        alloc = merge_alloc_conf(env.get("PYTORCH_CUDA_ALLOC_CONF") or os.environ.get("PYTORCH_CUDA_ALLOC_CONF") or env.get("PYTORCH_ALLOC_CONF") or os.environ.get("PYTORCH_ALLOC_CONF"))
+        alloc = merge_alloc_conf(
+            env.get("PYTORCH_CUDA_ALLOC_CONF")
+            or os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
+            or env.get("PYTORCH_ALLOC_CONF")
+            or os.environ.get("PYTORCH_ALLOC_CONF")
+        )
         env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
         env["PYTORCH_ALLOC_CONF"] = alloc
         threads: int | None = None
@@ -414,7 +465,10 @@ class Supervisor:
         now = time.monotonic()
         slot.restart_times = [t for t in slot.restart_times if now - t < 60] + [now]
         if len(slot.restart_times) > 30:
-            raise StopRun(ExitCode.ERROR, f"worker slot {slot.index} restarted 30 times in a minute; giving up")
+            raise StopRun(
+                ExitCode.ERROR,
+                f"worker slot {slot.index} restarted 30 times in a minute; giving up",
+            )
         slot.worker = WorkerProcess(self.ctx, self._boot(slot))
         slot.ready = False
         slot.trials_done = 0
@@ -428,7 +482,9 @@ class Supervisor:
         self.retiring.append(w)
         slot.worker = None
         slot.ready = False
-        self.events.emit("worker_recycled", slot=slot.index, pid=w.pid, reason=reason, device=slot.device)
+        self.events.emit(
+            "worker_recycled", slot=slot.index, pid=w.pid, reason=reason, device=slot.device
+        )
         log.info("[worker %d] recycled (%s)", w.pid, reason)
 
     def _fill_slots(self) -> None:
@@ -441,25 +497,32 @@ class Supervisor:
                 continue
             if slot.worker is None:
                 self._start_worker(slot)
-        idle = [s for s in self.slots if s.worker is not None and s.ready and s.running is None and slot_usable(self, s)]
+        idle = [
+            s
+            for s in self.slots
+            if s.worker is not None and s.ready and s.running is None and slot_usable(self, s)
+        ]
         while idle and self.stopping is None:
             if self.pending is None:
                 if not self._budget_left():
                     return
                 self.pending = self._ask()
-            slot = place(self, dict(self.pending.params) or None, idle)
-            if slot is None:
+            target = place(self, dict(self.pending.params) or None, idle)
+            if target is None:
                 return  # the trial waits until a running one frees memory
             trial, self.pending = self.pending, None
-            self._dispatch(slot, trial)
-            idle.remove(slot)
+            self._dispatch(target, trial)
+            idle.remove(target)
 
     # ------------------------------------------------------------------ dispatch
     def _budget_left(self) -> bool:
         """Whether another trial may start: COMPLETE+PRUNED+RUNNING (anyone's) < n_trials."""
         all_trials = st.trials(self.study)
         self._n_seen = len(all_trials)
-        busy = sum(t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING) for t in all_trials)
+        busy = sum(
+            t.state in (TrialState.COMPLETE, TrialState.PRUNED, TrialState.RUNNING)
+            for t in all_trials
+        )
         return busy < self.cfg.n_trials
 
     def _dispatch(self, slot: Slot, trial: optuna.Trial) -> None:
@@ -484,8 +547,17 @@ class Supervisor:
         )
         assert slot.worker is not None
         st.set_system_attr(
-            self.study._storage, trial._trial_id, st.OWNER_KEY,
-            {"host": st.HOST, "pid": os.getpid(), "ctime": _my_ctime(), "run_dir": str(self.run_dir), "worker_pid": slot.worker.pid, "device": slot.device},
+            self.study._storage,
+            trial._trial_id,
+            st.OWNER_KEY,
+            {
+                "host": st.HOST,
+                "pid": os.getpid(),
+                "ctime": _my_ctime(),
+                "run_dir": str(self.run_dir),
+                "worker_pid": slot.worker.pid,
+                "device": slot.device,
+            },
         )
         now = time.monotonic()
         run = Running(trial=trial, spec=spec, attempt=attempt, started=now, device=slot.device)
@@ -502,7 +574,15 @@ class Supervisor:
             pass  # the worker died: its sentinel tells us and the trial is recorded as lost
         slot.running = run
         on_trial_started(self, slot, run)
-        self.events.emit("trial_started", trial=number, slot=slot.index, worker_pid=slot.worker.pid, device=slot.device, attempt=attempt, fault=fault)
+        self.events.emit(
+            "trial_started",
+            trial=number,
+            slot=slot.index,
+            worker_pid=slot.worker.pid,
+            device=slot.device,
+            attempt=attempt,
+            fault=fault,
+        )
 
     def _ask(self) -> optuna.Trial:
         from hpo.gpu import ask_distributions
@@ -514,21 +594,35 @@ class Supervisor:
             try:
                 self._reseed_unless_alone(self._n_seen)
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)  # "Heartbeat ... used with Study.optimize"
+                    warnings.simplefilter(
+                        "ignore", UserWarning
+                    )  # "Heartbeat ... used with Study.optimize"
                     trial = self.study.ask(ask_distributions(self))
                 self._asked += 1
                 self._reseed_unless_alone(trial.number + 1)
                 if self.devices is not None:  # the trial may wait for GPU memory: own it now
                     st.set_system_attr(
-                        self.study._storage, trial._trial_id, st.OWNER_KEY,
-                        {"host": st.HOST, "pid": os.getpid(), "ctime": _my_ctime(), "run_dir": str(self.run_dir), "worker_pid": None, "device": None},
+                        self.study._storage,
+                        trial._trial_id,
+                        st.OWNER_KEY,
+                        {
+                            "host": st.HOST,
+                            "pid": os.getpid(),
+                            "ctime": _my_ctime(),
+                            "run_dir": str(self.run_dir),
+                            "worker_pid": None,
+                            "device": None,
+                        },
                     )
                 st.record_heartbeat(self.study._storage, trial._trial_id)
                 return trial
             except Exception as exc:  # a storage hiccup must not end an overnight run
                 last = exc
                 log.warning("ask failed (%s); retrying", exc)
-        raise StopRun(ExitCode.STORAGE, f"storage {st.redact(self.cfg.storage_url)}: cannot start a trial: {last}")
+        raise StopRun(
+            ExitCode.STORAGE,
+            f"storage {st.redact(self.cfg.storage_url)}: cannot start a trial: {last}",
+        )
 
     def _reseed_unless_alone(self, n_trials_seen: int) -> None:
         """Keep the configured seed only while every trial of the study is this supervisor's.
@@ -612,13 +706,25 @@ class Supervisor:
             self._finish(slot, run, outcome)
         elif kind == "ready":
             slot.ready = True
-            self.events.emit("worker_started", slot=slot.index, pid=payload["pid"], boot_s=round(payload["boot_s"], 3), device=slot.device)
+            self.events.emit(
+                "worker_started",
+                slot=slot.index,
+                pid=payload["pid"],
+                boot_s=round(payload["boot_s"], 3),
+                device=slot.device,
+            )
         elif kind == "boot_error":
             type_name, message, _tb = payload
-            text = message if type_name.endswith("ObjectiveLoadError") else f"objective {self.cfg.objective} failed at import: {type_name}: {message}"
+            text = (
+                message
+                if type_name.endswith("ObjectiveLoadError")
+                else f"objective {self.cfg.objective} failed at import: {type_name}: {message}"
+            )
             raise StopRun(ExitCode.CONFIG, text)
 
-    def _serve_call(self, slot: Slot, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+    def _serve_call(
+        self, slot: Slot, method: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> None:
         run = slot.running
         w = slot.worker
         if run is None or w is None:
@@ -651,7 +757,10 @@ class Supervisor:
         w.join(2.0)
         code, sig = w.exit_status()
         if code == EXIT_BOOT_ERROR and slot.running is None and not slot.ready:
-            raise StopRun(ExitCode.CONFIG, f"objective {self.cfg.objective} could not be loaded in the worker (see {w.proc.name} log)")
+            raise StopRun(
+                ExitCode.CONFIG,
+                f"objective {self.cfg.objective} could not be loaded in the worker (see {w.proc.name} log)",
+            )
         run = slot.running
         if run is not None:
             self._finish_lost(slot, run, w, code, sig)
@@ -690,7 +799,9 @@ class Supervisor:
             for trial_id in ids:
                 try:
                     st.record_heartbeat(self.study._storage, trial_id)
-                except Exception as exc:  # a missed heartbeat is not fatal; the grace period covers it
+                except (
+                    Exception
+                ) as exc:  # a missed heartbeat is not fatal; the grace period covers it
                     log.warning("heartbeat failed: %s", exc)
             from hpo.gpu import check_health
 
@@ -717,18 +828,30 @@ class Supervisor:
             if run.deadline is not None and now >= run.deadline:
                 run.kill_reason = FailureClass.TIMEOUT
                 run.kill_note = f"trial exceeded its wall-clock limit of {run.deadline - run.started:.1f}s and was killed"
-                log.warning("[trial %d] timeout after %.1fs: killing worker %d", run.spec.number, now - run.started, w.pid)
+                log.warning(
+                    "[trial %d] timeout after %.1fs: killing worker %d",
+                    run.spec.number,
+                    now - run.started,
+                    w.pid,
+                )
                 w.kill()
             elif check_mem and run.mem_limit_mb is not None:
                 rss = w.tree_rss_mb()
                 if rss > run.mem_limit_mb:
                     run.kill_reason = FailureClass.HOST_OOM
                     run.kill_note = f"trial's processes used {rss:.0f} MB of host memory, over the limit of {run.mem_limit_mb:.0f} MB, and were killed"
-                    log.warning("[trial %d] host memory %.0f MB over limit: killing worker %d", run.spec.number, rss, w.pid)
+                    log.warning(
+                        "[trial %d] host memory %.0f MB over limit: killing worker %d",
+                        run.spec.number,
+                        rss,
+                        w.pid,
+                    )
                     w.kill()
 
     # ------------------------------------------------------------------ finishing trials
-    def _finish_lost(self, slot: Slot, run: Running, w: WorkerProcess, code: int | None, sig: int | None) -> None:
+    def _finish_lost(
+        self, slot: Slot, run: Running, w: WorkerProcess, code: int | None, sig: int | None
+    ) -> None:
         tail = _log_tail(Path(run.spec.log_path))
         if run.kill_reason is not None:
             diag = diagnosis_for(run.kill_reason, summary=run.kill_note)
@@ -738,14 +861,26 @@ class Supervisor:
             how = f"signal {sig} ({_signame(sig)})" if sig else f"exit code {code}"
             message = f"worker {w.pid} died with {how} without reporting a result"
         outcome = Outcome(
-            trial_number=run.spec.number, status=Status.FAILED, message=message, traceback=tail,
-            duration_s=time.monotonic() - run.started, worker_pid=w.pid, fault=run.spec.fault,
+            trial_number=run.spec.number,
+            status=Status.FAILED,
+            message=message,
+            traceback=tail,
+            duration_s=time.monotonic() - run.started,
+            worker_pid=w.pid,
+            fault=run.spec.fault,
         )
         self._finish(slot, run, outcome, diag=diag, exit_code=code, sig=sig, lost=True)
 
     def _finish(
-        self, slot: Slot, run: Running, outcome: Outcome, *, diag: Diagnosis | None = None,
-        exit_code: int | None = None, sig: int | None = None, lost: bool = False,
+        self,
+        slot: Slot,
+        run: Running,
+        outcome: Outcome,
+        *,
+        diag: Diagnosis | None = None,
+        exit_code: int | None = None,
+        sig: int | None = None,
+        lost: bool = False,
     ) -> None:
         from hpo.gpu import on_trial_finished
 
@@ -764,8 +899,13 @@ class Supervisor:
                 self._retire(slot, f"recycle_every={self.cfg.recycle_every}")
 
     def record(
-        self, run: Running, outcome: Outcome, *, diag: Diagnosis | None = None,
-        exit_code: int | None = None, sig: int | None = None,
+        self,
+        run: Running,
+        outcome: Outcome,
+        *,
+        diag: Diagnosis | None = None,
+        exit_code: int | None = None,
+        sig: int | None = None,
     ) -> str | None:
         """Tag and tell one trial from its outcome; the one place trials are finished.
 
@@ -796,14 +936,24 @@ class Supervisor:
                 self.consecutive_failures = 0
                 self._count("complete")
                 self._note_value(outcome.values)
-                self.events.emit("trial_finished", trial=number, state="COMPLETE", values=outcome.values, duration_s=base["duration_s"])
-                log.info("[trial %d] COMPLETE %s (%.2fs)", number, outcome.values, outcome.duration_s)
+                self.events.emit(
+                    "trial_finished",
+                    trial=number,
+                    state="COMPLETE",
+                    values=outcome.values,
+                    duration_s=base["duration_s"],
+                )
+                log.info(
+                    "[trial %d] COMPLETE %s (%.2fs)", number, outcome.values, outcome.duration_s
+                )
             elif outcome.status is Status.PRUNED:
                 st.set_user_attrs(self.study._storage, run.spec.trial_id, base)
                 st.finish_trial(self.study, number, TrialState.PRUNED, None)
                 self.consecutive_failures = 0
                 self._count("pruned")
-                self.events.emit("trial_finished", trial=number, state="PRUNED", duration_s=base["duration_s"])
+                self.events.emit(
+                    "trial_finished", trial=number, state="PRUNED", duration_s=base["duration_s"]
+                )
                 log.info("[trial %d] PRUNED (%.2fs)", number, outcome.duration_s)
             else:
                 recycle_reason = self._finish_failed(run, outcome, base, diag, exit_code, sig)
@@ -814,13 +964,21 @@ class Supervisor:
         except Exception as exc:
             log.exception("[trial %d] could not be recorded: %s", number, exc)
             if _is_storage_error(exc):
-                raise StopRun(ExitCode.STORAGE, f"storage {st.redact(self.cfg.storage_url)} failed while recording trial {number}: {exc}") from None
+                raise StopRun(
+                    ExitCode.STORAGE,
+                    f"storage {st.redact(self.cfg.storage_url)} failed while recording trial {number}: {exc}",
+                ) from None
         self.finished_here += 1
         return recycle_reason
 
     def _finish_failed(
-        self, run: Running, outcome: Outcome, base: dict[str, Any], diag: Diagnosis | None,
-        exit_code: int | None, sig: int | None,
+        self,
+        run: Running,
+        outcome: Outcome,
+        base: dict[str, Any],
+        diag: Diagnosis | None,
+        exit_code: int | None,
+        sig: int | None,
     ) -> str | None:
         from hpo.gpu import on_device_failure
 
@@ -844,7 +1002,11 @@ class Supervisor:
             else:
                 action, note = Action.PRUNE, f"retries exhausted after {run.attempt} attempt(s)"
         state = TrialState.PRUNED if action is Action.PRUNE else TrialState.FAIL
-        first = (outcome.message or diag.summary).strip().splitlines()[0] if (outcome.message or diag.summary).strip() else ""
+        first = (
+            (outcome.message or diag.summary).strip().splitlines()[0]
+            if (outcome.message or diag.summary).strip()
+            else ""
+        )
         tags: dict[str, Any] = {
             **base,
             "failure_class": diag.failure_class.value,
@@ -872,18 +1034,46 @@ class Supervisor:
         self.failures_this_run += state == TrialState.FAIL
         self.last_failure = (diag, tags["error_msg"], run.spec.log_path)
         self.events.emit(
-            "trial_failed", trial=number, state=state.name, failure_class=diag.failure_class.value,
-            action=tags["failure_action"], retry=retry, attempt=run.attempt, fault=outcome.fault,
+            "trial_failed",
+            trial=number,
+            state=state.name,
+            failure_class=diag.failure_class.value,
+            action=tags["failure_action"],
+            retry=retry,
+            attempt=run.attempt,
+            fault=outcome.fault,
         )
-        log.info("[trial %d] %s: %s -> %s%s", number, state.name, diag.failure_class.value, tags["failure_action"], f" ({note})" if note else "")
+        log.info(
+            "[trial %d] %s: %s -> %s%s",
+            number,
+            state.name,
+            diag.failure_class.value,
+            tags["failure_action"],
+            f" ({note})" if note else "",
+        )
         if action in (Action.FAIL, Action.STOP) and not retry:
             self.consecutive_failures += 1
         if action is Action.STOP:
-            self._trip(f"policy stops the study on {diag.failure_class.value}", diag, tags["error_msg"], run.spec.log_path)
+            self._trip(
+                f"policy stops the study on {diag.failure_class.value}",
+                diag,
+                tags["error_msg"],
+                run.spec.log_path,
+            )
         elif self.consecutive_failures >= self.cfg.max_consecutive_failures:
-            self._trip(f"{self.consecutive_failures} consecutive failures", diag, tags["error_msg"], run.spec.log_path)
+            self._trip(
+                f"{self.consecutive_failures} consecutive failures",
+                diag,
+                tags["error_msg"],
+                run.spec.log_path,
+            )
         elif self.failures_this_run >= self.cfg.failed_trial_limit:
-            self._trip(f"{self.failures_this_run} failed trials (max_failed_trials={self.cfg.failed_trial_limit})", diag, tags["error_msg"], run.spec.log_path)
+            self._trip(
+                f"{self.failures_this_run} failed trials (max_failed_trials={self.cfg.failed_trial_limit})",
+                diag,
+                tags["error_msg"],
+                run.spec.log_path,
+            )
         benign = {FailureClass.USER_ERROR, FailureClass.DATA_ERROR, FailureClass.NUMERICAL}
         if diag.sticky or diag.cuda or diag.failure_class not in benign:
             return f"after {diag.failure_class.value}"
@@ -904,7 +1094,11 @@ class Supervisor:
         if not values or self.n_objectives != 1:
             return
         v = values[0]
-        better = (lambda a, b: a > b) if self.cfg.study_directions[0] == "maximize" else (lambda a, b: a < b)
+        better = (
+            (lambda a, b: a > b)
+            if self.cfg.study_directions[0] == "maximize"
+            else (lambda a, b: a < b)
+        )
         if self.best is None or better(v, self.best):
             self.best = v
 
@@ -923,18 +1117,38 @@ class Supervisor:
                 try:
                     self._finish_lost(s, s.running, s.worker, *s.worker.exit_status())
                 except Exception as exc:
-                    log.error("[trial %d] could not be marked interrupted: %s", s.running.spec.number if s.running else -1, exc)
+                    log.error(
+                        "[trial %d] could not be marked interrupted: %s",
+                        s.running.spec.number if s.running else -1,
+                        exc,
+                    )
         for w in workers:
             w.close()
         sweep_orphans(set())
         self.retiring.clear()
         if self.pending is not None:
             trial, self.pending = self.pending, None
-            spec = TrialSpec(number=trial.number, trial_id=trial._trial_id, n_objectives=self.n_objectives, log_path="", outcome_path="")
-            run = Running(trial=trial, spec=spec, attempt=int(trial.user_attrs.get("attempt", 1)), started=time.monotonic(), device=None)
+            spec = TrialSpec(
+                number=trial.number,
+                trial_id=trial._trial_id,
+                n_objectives=self.n_objectives,
+                log_path="",
+                outcome_path="",
+            )
+            run = Running(
+                trial=trial,
+                spec=spec,
+                attempt=int(trial.user_attrs.get("attempt", 1)),
+                started=time.monotonic(),
+                device=None,
+            )
             note = "asked but never started: " + (self.stop_message or "the supervisor stopped")
             try:
-                self.record(run, Outcome(trial_number=trial.number, status=Status.FAILED, message=note), diag=diagnosis_for(FailureClass.INTERRUPTED, summary=note))
+                self.record(
+                    run,
+                    Outcome(trial_number=trial.number, status=Status.FAILED, message=note),
+                    diag=diagnosis_for(FailureClass.INTERRUPTED, summary=note),
+                )
             except Exception as exc:
                 log.error("[trial %d] could not be marked interrupted: %s", trial.number, exc)
         from hpo.gpu import close
@@ -970,10 +1184,14 @@ def _log_tail(path: Path) -> str:
 
 def _is_storage_error(exc: BaseException) -> bool:
     name = type(exc).__module__
-    return name.startswith("sqlalchemy") or isinstance(exc, optuna.exceptions.StorageInternalError | StorageError)
+    return name.startswith("sqlalchemy") or isinstance(
+        exc, optuna.exceptions.StorageInternalError | StorageError
+    )
 
 
-def run_study(cfg: StudyConfig, echo: Callable[[str], None] | None = None, progress: Any = None) -> int:
+def run_study(
+    cfg: StudyConfig, echo: Callable[[str], None] | None = None, progress: Any = None
+) -> int:
     """Run the study described by ``cfg``; returns the exit code (see :class:`ExitCode`)."""
     return Supervisor(cfg, echo=echo, progress=progress).run()
 

@@ -24,7 +24,13 @@ def _one_line_error(proc: object, *needles: str) -> str:
 
 
 def test_unknown_yaml_key(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "s.yaml", study="s", objective="hpo.testing.objectives:quadratic", n_trail=3, run_dir=str(tmp_path / "r"))
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="s",
+        objective="hpo.testing.objectives:quadratic",
+        n_trail=3,
+        run_dir=str(tmp_path / "r"),
+    )
     proc = run_hpo("run", str(cfg))
     assert proc.returncode == 2
     _one_line_error(proc, "unknown key 'n_trail'", "did you mean 'n_trials'")
@@ -32,25 +38,45 @@ def test_unknown_yaml_key(tmp_path: Path) -> None:
 
 
 def test_unknown_nested_key(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "s.yaml", study="s", objective="hpo.testing.objectives:quadratic", sampler={"name": "tpe", "sed": 1})
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="s",
+        objective="hpo.testing.objectives:quadratic",
+        sampler={"name": "tpe", "sed": 1},
+    )
     proc = run_hpo("run", str(cfg))
     assert proc.returncode == 2
     _one_line_error(proc, "sampler.sed", "did you mean 'seed'")
 
 
 def test_wrong_type(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "s.yaml", study="s", objective="hpo.testing.objectives:quadratic", n_trials="many")
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="s",
+        objective="hpo.testing.objectives:quadratic",
+        n_trials="many",
+    )
     proc = run_hpo("run", str(cfg))
     assert proc.returncode == 2
     _one_line_error(proc, "n_trials", "'many'")
 
 
 def test_unknown_policy_class_and_action(tmp_path: Path) -> None:
-    cfg = write_config(tmp_path / "s.yaml", study="s", objective="hpo.testing.objectives:quadratic", on_failure={"oomm": "prune"})
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="s",
+        objective="hpo.testing.objectives:quadratic",
+        on_failure={"oomm": "prune"},
+    )
     proc = run_hpo("run", str(cfg))
     assert proc.returncode == 2
     _one_line_error(proc, "oomm")
-    cfg = write_config(tmp_path / "t.yaml", study="s", objective="hpo.testing.objectives:quadratic", on_failure={"oom": "skip"})
+    cfg = write_config(
+        tmp_path / "t.yaml",
+        study="s",
+        objective="hpo.testing.objectives:quadratic",
+        on_failure={"oom": "skip"},
+    )
     proc = run_hpo("run", str(cfg))
     assert proc.returncode == 2
     _one_line_error(proc, "oom", "skip")
@@ -63,7 +89,13 @@ def test_missing_config_file(tmp_path: Path) -> None:
 
 
 def test_missing_objective_file(tmp_path: Path) -> None:
-    proc = run_hpo("run", "--objective", str(tmp_path / "nope.py") + ":objective", "--run-dir", str(tmp_path / "r"))
+    proc = run_hpo(
+        "run",
+        "--objective",
+        str(tmp_path / "nope.py") + ":objective",
+        "--run-dir",
+        str(tmp_path / "r"),
+    )
     assert proc.returncode == 2
     _one_line_error(proc, "nope.py", "does not exist")
 
@@ -72,7 +104,17 @@ def test_missing_objective_function(tmp_path: Path) -> None:
     f = tmp_path / "obj.py"
     f.write_text("def other(trial):\n    return 1.0\n")
     run_dir = tmp_path / "r"
-    proc = run_hpo("run", "--objective", f"{f}:objective", "--study", "s", "--run-dir", str(run_dir), "--n-trials", "3")
+    proc = run_hpo(
+        "run",
+        "--objective",
+        f"{f}:objective",
+        "--study",
+        "s",
+        "--run-dir",
+        str(run_dir),
+        "--n-trials",
+        "3",
+    )
     assert proc.returncode == 2
     _one_line_error(proc, "'objective' not found", "obj.py")
     assert load_study(run_dir, "s").get_trials() == []
@@ -83,7 +125,17 @@ def test_objective_import_error(tmp_path: Path) -> None:
     f = tmp_path / "broken.py"
     f.write_text("import math\nX = 1 / 0\n\ndef objective(trial):\n    return 1.0\n")
     run_dir = tmp_path / "r"
-    proc = run_hpo("run", "--objective", f"{f}:objective", "--study", "s", "--run-dir", str(run_dir), "--n-trials", "3")
+    proc = run_hpo(
+        "run",
+        "--objective",
+        f"{f}:objective",
+        "--study",
+        "s",
+        "--run-dir",
+        str(run_dir),
+        "--n-trials",
+        "3",
+    )
     assert proc.returncode == 2
     _one_line_error(proc, "broken.py", "failed at import", "ZeroDivisionError")
     assert load_study(run_dir, "s").get_trials() == []
@@ -91,7 +143,9 @@ def test_objective_import_error(tmp_path: Path) -> None:
 
 
 def test_missing_module(tmp_path: Path) -> None:
-    proc = run_hpo("run", "--objective", "no_such_pkg.mod:objective", "--run-dir", str(tmp_path / "r"))
+    proc = run_hpo(
+        "run", "--objective", "no_such_pkg.mod:objective", "--run-dir", str(tmp_path / "r")
+    )
     assert proc.returncode == 2
     _one_line_error(proc, "no_such_pkg.mod", "not found")
 
@@ -99,13 +153,29 @@ def test_missing_module(tmp_path: Path) -> None:
 def test_unwritable_run_folder(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    proc = run_hpo("run", "--objective", "hpo.testing.objectives:quadratic", "--run-dir", str(blocker / "run"), "--storage", f"sqlite:///{tmp_path / 'db.sqlite'}")
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--run-dir",
+        str(blocker / "run"),
+        "--storage",
+        f"sqlite:///{tmp_path / 'db.sqlite'}",
+    )
     assert proc.returncode == 2
     _one_line_error(proc, "run folder", str(blocker / "run"))
 
 
 def test_unreachable_storage(tmp_path: Path) -> None:
-    proc = run_hpo("run", "--objective", "hpo.testing.objectives:quadratic", "--run-dir", str(tmp_path / "r"), "--storage", "postgresql://bob:hunter2@127.0.0.1:9/db")
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--run-dir",
+        str(tmp_path / "r"),
+        "--storage",
+        "postgresql://bob:hunter2@127.0.0.1:9/db",
+    )
     assert proc.returncode == 3
     line = _one_line_error(proc, "cannot open storage", "127.0.0.1:9")
     assert "hunter2" not in proc.stdout + proc.stderr and "***" in line
@@ -117,7 +187,19 @@ def test_read_only_storage_left_untouched(tmp_path: Path) -> None:
     study.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=3)
     before = db.read_bytes()
     url = f"sqlite:///file:{db}?mode=ro&uri=true"
-    proc = run_hpo("run", "--objective", "hpo.testing.objectives:quadratic", "--study", "ro", "--run-dir", str(tmp_path / "r"), "--storage", url, "--n-trials", "5")
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--study",
+        "ro",
+        "--run-dir",
+        str(tmp_path / "r"),
+        "--storage",
+        url,
+        "--n-trials",
+        "5",
+    )
     assert proc.returncode == 3, proc.stderr
     _one_line_error(proc, "readonly")
     assert db.read_bytes() == before
@@ -127,14 +209,33 @@ def test_read_only_storage_left_untouched(tmp_path: Path) -> None:
 def test_existing_study_with_other_direction(tmp_path: Path) -> None:
     db = tmp_path / "d.db"
     optuna.create_study(study_name="d", storage=f"sqlite:///{db}", direction="maximize")
-    proc = run_hpo("run", "--objective", "hpo.testing.objectives:quadratic", "--study", "d", "--storage", f"sqlite:///{db}", "--direction", "minimize", "--run-dir", str(tmp_path / "r"))
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--study",
+        "d",
+        "--storage",
+        f"sqlite:///{db}",
+        "--direction",
+        "minimize",
+        "--run-dir",
+        str(tmp_path / "r"),
+    )
     assert proc.returncode == 3
     _one_line_error(proc, "'d'", "maximize", "minimize")
 
 
 def test_flags_override_yaml(tmp_path: Path) -> None:
     run_dir = tmp_path / "r"
-    cfg = write_config(tmp_path / "s.yaml", study="s", objective="hpo.testing.objectives:quadratic", n_trials=50, workers=1, run_dir=str(run_dir))
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="s",
+        objective="hpo.testing.objectives:quadratic",
+        n_trials=50,
+        workers=1,
+        run_dir=str(run_dir),
+    )
     proc = run_hpo("run", str(cfg), "--n-trials", "3", "--direction", "maximize", "--quiet")
     assert proc.returncode == 0, proc.stderr
     s = load_study(run_dir, "s")
@@ -146,8 +247,19 @@ def _optuna_trials_json(db: Path, name: str) -> list[dict[str, object]]:
     import sys
 
     out = subprocess.run(
-        [str(Path(sys.executable).parent / "optuna"), "trials", "--study-name", name, "--storage", f"sqlite:///{db}", "-f", "json"],
-        capture_output=True, text=True, timeout=120,
+        [
+            str(Path(sys.executable).parent / "optuna"),
+            "trials",
+            "--study-name",
+            name,
+            "--storage",
+            f"sqlite:///{db}",
+            "-f",
+            "json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)  # type: ignore[no-any-return]
@@ -158,9 +270,22 @@ def test_sklearn_iris_objective_unchanged(tmp_path: Path) -> None:
     pytest.importorskip("sklearn")
     db = tmp_path / "iris.db"
     proc = run_hpo(
-        "run", "--objective", f"{ROOT / 'tests' / 'examples' / 'iris.py'}:objective", "--study", "iris",
-        "--storage", f"sqlite:///{db}", "--run-dir", str(tmp_path / "r"), "--n-trials", "6", "--workers", "2",
-        "--direction", "maximize", "--quiet",
+        "run",
+        "--objective",
+        f"{ROOT / 'tests' / 'examples' / 'iris.py'}:objective",
+        "--study",
+        "iris",
+        "--storage",
+        f"sqlite:///{db}",
+        "--run-dir",
+        str(tmp_path / "r"),
+        "--n-trials",
+        "6",
+        "--workers",
+        "2",
+        "--direction",
+        "maximize",
+        "--quiet",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = _optuna_trials_json(db, "iris")
@@ -183,8 +308,20 @@ def test_objective_from_optunas_own_readme_unchanged(tmp_path: Path) -> None:
     src.write_text("import optuna\n\n\n" + func.group(2))
     db = tmp_path / "toy.db"
     proc = run_hpo(
-        "run", "--objective", f"{src}:objective", "--study", "toy", "--storage", f"sqlite:///{db}",
-        "--run-dir", str(tmp_path / "r"), "--n-trials", "8", "--workers", "2", "--quiet",
+        "run",
+        "--objective",
+        f"{src}:objective",
+        "--study",
+        "toy",
+        "--storage",
+        f"sqlite:///{db}",
+        "--run-dir",
+        str(tmp_path / "r"),
+        "--n-trials",
+        "8",
+        "--workers",
+        "2",
+        "--quiet",
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = _optuna_trials_json(db, "toy")
@@ -196,8 +333,24 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
     run_dir = tmp_path / "chaos"
     db = tmp_path / "chaos.db"
     proc = run_hpo(
-        "run", "--objective", f"{ROOT / 'tests' / 'examples' / 'plain_objective.py'}:objective", "--n-trials", "200", "--workers", "4",
-        "--chaos", "0.3", "--chaos-seed", "3", "--study", "s", "--storage", f"sqlite:///{db}", "--run-dir", str(run_dir), "--quiet",
+        "run",
+        "--objective",
+        f"{ROOT / 'tests' / 'examples' / 'plain_objective.py'}:objective",
+        "--n-trials",
+        "200",
+        "--workers",
+        "4",
+        "--chaos",
+        "0.3",
+        "--chaos-seed",
+        "3",
+        "--study",
+        "s",
+        "--storage",
+        f"sqlite:///{db}",
+        "--run-dir",
+        str(run_dir),
+        "--quiet",
         timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -216,7 +369,9 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
     assert len(faults) >= 8, faults
     # The analysis code written for the old in-process runner works unchanged.
     cuda = [t for t in study.trials if t.user_attrs.get("cuda_error", False)]
-    assert cuda and all(t.user_attrs["cuda_error_type"] and t.user_attrs["cuda_error_msg"] for t in cuda)
+    assert cuda and all(
+        t.user_attrs["cuda_error_type"] and t.user_attrs["cuda_error_msg"] for t in cuda
+    )
     assert_no_run_processes(run_dir)
     sqlite3.connect(db).close()
 
@@ -224,8 +379,13 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
 def test_replay_reproduces_injected_cuda_error(tmp_path: Path) -> None:
     run_dir = tmp_path / "r"
     cfg = write_config(
-        tmp_path / "s.yaml", study="rp", objective="hpo.testing.objectives:fault_objective",
-        objective_kwargs={"fault": "cuda_illegal_access", "fault_trials": [1]}, run_dir=str(run_dir), n_trials=3, workers=1,
+        tmp_path / "s.yaml",
+        study="rp",
+        objective="hpo.testing.objectives:fault_objective",
+        objective_kwargs={"fault": "cuda_illegal_access", "fault_trials": [1]},
+        run_dir=str(run_dir),
+        n_trials=3,
+        workers=1,
     )
     assert run_hpo("run", str(cfg), "--quiet").returncode == 0
     proc = run_hpo("replay", "1", str(cfg))

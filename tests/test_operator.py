@@ -23,8 +23,14 @@ def chaos_study(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     tmp = tmp_path_factory.mktemp("chaos")
     run_dir = tmp / "run"
     cfg = write_config(
-        tmp / "chaos.yaml", study="chaos", objective="hpo.testing.objectives:quadratic",
-        run_dir=str(run_dir), n_trials=40, workers=3, chaos=0.3, chaos_seed=11,
+        tmp / "chaos.yaml",
+        study="chaos",
+        objective="hpo.testing.objectives:quadratic",
+        run_dir=str(run_dir),
+        n_trials=40,
+        workers=3,
+        chaos=0.3,
+        chaos_seed=11,
         sampler={"name": "random", "seed": 2},
     )
     proc = run_hpo("run", str(cfg), "--quiet", timeout=300)
@@ -41,7 +47,19 @@ def test_failures_json_lists_every_non_complete_trial(chaos_study: tuple[Path, s
     expected = {t.number for t in study.trials if t.state != optuna.trial.TrialState.COMPLETE}
     assert {r["number"] for r in rows} == expected and rows
     for r in rows:
-        for key in ("state", "failure_class", "failure_action", "attempt", "retry_of", "exception_type", "message", "params", "device", "duration_s", "log_path"):
+        for key in (
+            "state",
+            "failure_class",
+            "failure_action",
+            "attempt",
+            "retry_of",
+            "exception_type",
+            "message",
+            "params",
+            "device",
+            "duration_s",
+            "log_path",
+        ):
             assert key in r
         assert r["failure_class"]
     retried = [r for r in rows if r["failure_action"] == "retry"]
@@ -54,18 +72,32 @@ def test_failures_filters_and_formats(chaos_study: tuple[Path, str]) -> None:
     cfg, url = chaos_study
     rows = json.loads(run_hpo("failures", str(cfg), "--format", "json").stdout)
     some_class = rows[0]["failure_class"]
-    only = json.loads(run_hpo("failures", str(cfg), "--format", "json", "--class", some_class).stdout)
+    only = json.loads(
+        run_hpo("failures", str(cfg), "--format", "json", "--class", some_class).stdout
+    )
     assert only and all(r["failure_class"] == some_class for r in only)
     assert len(only) == sum(r["failure_class"] == some_class for r in rows)
-    fails = json.loads(run_hpo("failures", "--storage", url, "--study", "chaos", "--format", "json", "--state", "FAIL").stdout)
+    fails = json.loads(
+        run_hpo(
+            "failures", "--storage", url, "--study", "chaos", "--format", "json", "--state", "FAIL"
+        ).stdout
+    )
     assert all(r["state"] == "FAIL" for r in fails)
     text = run_hpo("failures", str(cfg), "--format", "csv").stdout
     parsed = list(csv.DictReader(io.StringIO(text)))
     assert len(parsed) == len(rows)
     table = run_hpo("failures", str(cfg))
     assert table.returncode == 0 and some_class in table.stdout
-    assert json.loads(run_hpo("failures", str(cfg), "--format", "json", "--since", "1h").stdout) == rows
-    assert json.loads(run_hpo("failures", str(cfg), "--format", "json", "--since", "2099-01-01").stdout) == []
+    assert (
+        json.loads(run_hpo("failures", str(cfg), "--format", "json", "--since", "1h").stdout)
+        == rows
+    )
+    assert (
+        json.loads(
+            run_hpo("failures", str(cfg), "--format", "json", "--since", "2099-01-01").stdout
+        )
+        == []
+    )
 
 
 def test_failures_one_trial_in_full(chaos_study: tuple[Path, str]) -> None:
@@ -110,22 +142,49 @@ def test_plain_optuna_study_and_bad_names(tmp_path: Path) -> None:
     assert proc.returncode == 0
 
 
-@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)")
+@pytest.mark.skipif(
+    shutil.which("tmux") is None, reason="tmux is not installed (apt-get install tmux)"
+)
 def test_live_display_under_tmux_and_plain_lines_when_piped(tmp_path: Path) -> None:
     run_dir = tmp_path / "live"
     cfg = write_config(
-        tmp_path / "live.yaml", study="live", objective="hpo.testing.objectives:quadratic",
-        objective_kwargs={"sleep_s": 0.6}, run_dir=str(run_dir), n_trials=12, workers=2,
+        tmp_path / "live.yaml",
+        study="live",
+        objective="hpo.testing.objectives:quadratic",
+        objective_kwargs={"sleep_s": 0.6},
+        run_dir=str(run_dir),
+        n_trials=12,
+        workers=2,
     )
     session = f"hpo-test-{int(time.time() * 1000) % 100000}"
-    hpo = str(Path(ROOT / ".venv" / "bin" / "hpo")) if (ROOT / ".venv" / "bin" / "hpo").exists() else "hpo"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "160", "-y", "40", f"{hpo} run {cfg}; sleep 30"], check=True)
+    hpo = (
+        str(Path(ROOT / ".venv" / "bin" / "hpo"))
+        if (ROOT / ".venv" / "bin" / "hpo").exists()
+        else "hpo"
+    )
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "160",
+            "-y",
+            "40",
+            f"{hpo} run {cfg}; sleep 30",
+        ],
+        check=True,
+    )
     try:
         screen = ""
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             time.sleep(0.5)
-            screen = subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+            screen = subprocess.run(
+                ["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True
+            ).stdout
             if "elapsed" in screen and "cpu" in screen and "COMPLETE" in screen:
                 break
         assert "slot" in screen and "elapsed" in screen, screen

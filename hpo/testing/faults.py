@@ -78,7 +78,7 @@ def _cuda_error(text: str) -> BaseException:
         accel = getattr(torch, "AcceleratorError", None)
         if accel is not None:
             try:
-                return accel(text)  # type: ignore[no-any-return]
+                return accel(text)
             except TypeError:
                 pass
     except ImportError:
@@ -99,7 +99,11 @@ def inject(fault: Fault | str) -> Any:
     """Make the calling process fail as ``fault``. Returns only for NAN (returns the value)."""
     fault = Fault(fault)
     blocking = os.environ.get("CUDA_LAUNCH_BLOCKING", "0")
-    print(f"[hpo chaos] injecting {fault.value} (CUDA_LAUNCH_BLOCKING={blocking})", file=sys.stderr, flush=True)
+    print(
+        f"[hpo chaos] injecting {fault.value} (CUDA_LAUNCH_BLOCKING={blocking})",
+        file=sys.stderr,
+        flush=True,
+    )
     if fault is Fault.CUDA_ILLEGAL_ACCESS:
         raise _cuda_error(ILLEGAL_ACCESS)
     if fault is Fault.DEVICE_ASSERT:

@@ -12,7 +12,9 @@ def objective(trial: optuna.Trial) -> float:
     act = trial.suggest_categorical("activation", ["relu", "gelu", "tanh"])
     loss = 1.0
     for epoch in range(3):
-        loss = abs(math.log10(lr) + 3) / (epoch + 1) + 0.1 * layers + (0.05 if act == "tanh" else 0.0)
+        loss = (
+            abs(math.log10(lr) + 3) / (epoch + 1) + 0.1 * layers + (0.05 if act == "tanh" else 0.0)
+        )
         trial.report(loss, epoch)
         if trial.should_prune():
             raise optuna.TrialPruned()
