@@ -367,6 +367,27 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
         elif t.state == TrialState.PRUNED:  # pruned by the objective's own pruner: no failure tags
             assert "failure_class" not in t.user_attrs
     assert len(faults) >= 8, faults
+    # Each injected fault carries the right class and action (prune once retries are exhausted).
+    from tests.test_runner_faults import EXPECTED
+
+    for t in trials:
+        fault = t.user_attrs.get("chaos_fault")
+        if not fault:
+            continue
+        fclass, _state, action, _retried = EXPECTED[fault]
+        assert t.user_attrs["failure_class"] == fclass, (fault, t.user_attrs)
+        if "retries exhausted" in t.user_attrs.get("failure_note", ""):
+            assert t.user_attrs["failure_action"] == "prune"
+        else:
+            assert t.user_attrs["failure_action"] == action, (fault, t.user_attrs)
+    # Retries are linked to their originals and carry the same parameters.
+    by_number = {t.number: t for t in trials}
+    for t in trials:
+        if "retry_of" in t.user_attrs:
+            original = by_number[t.user_attrs["retry_of"]]
+            assert original.user_attrs["failure_action"] == "retry"
+            # What the original had suggested before dying is fixed in the retry.
+            assert all(t.params.get(k) == v for k, v in original.params.items()) or not t.params
     # The analysis code written for the old in-process runner works unchanged.
     cuda = [t for t in study.trials if t.user_attrs.get("cuda_error", False)]
     assert cuda and all(

@@ -199,3 +199,52 @@ def test_live_display_under_tmux_and_plain_lines_when_piped(tmp_path: Path) -> N
     assert piped.returncode == 0
     assert "\x1b[" not in piped.stdout  # plain lines, no terminal control codes
     assert "trial" in piped.stdout and "COMPLETE" in piped.stdout
+
+
+def test_dashboard_serves_the_study_with_hpo_tags(chaos_study: tuple[Path, str]) -> None:
+    import socket
+    import urllib.request
+
+    cfg, url = chaos_study
+    if (
+        not (ROOT / ".venv" / "bin" / "optuna-dashboard").exists()
+        and shutil.which("optuna-dashboard") is None
+    ):
+        pytest.skip("optuna-dashboard is not installed (pip install 'hpo[dashboard]')")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    import os
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hpo.cli", "dashboard", str(cfg), "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=str(ROOT),
+        env={**os.environ},
+    )
+    try:
+        body = ""
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with urllib.request.urlopen(
+                    f"http://127.0.0.1:{port}/api/studies", timeout=2
+                ) as resp:
+                    body = resp.read().decode()
+                    break
+            except OSError:
+                time.sleep(0.5)
+        assert "chaos" in body, body[:500]
+        studies = json.loads(body)["study_summaries"]
+        study_id = next(s["study_id"] for s in studies if s["study_name"] == "chaos")
+        with urllib.request.urlopen(
+            f"http://127.0.0.1:{port}/api/studies/{study_id}?after=0", timeout=10
+        ) as resp:
+            detail = resp.read().decode()
+        assert "failure_class" in detail and "cuda_error" in detail
+    finally:
+        proc.terminate()
+        proc.wait(10)

@@ -312,3 +312,103 @@ def test_password_never_printed(tmp_path: Path) -> None:
 
 
 _ = ROOT
+
+
+MYSQL_URL = os.environ.get("HPO_TEST_MYSQL", "mysql+pymysql://root@127.0.0.1:3306/test")
+
+
+def test_mariadb_storage_runs_a_study(tmp_path: Path) -> None:
+    try:
+        import sqlalchemy
+
+        eng = sqlalchemy.create_engine(MYSQL_URL, connect_args={"connect_timeout": 3})
+        with eng.connect() as c:
+            c.exec_driver_sql("select 1")
+        eng.dispose()
+    except Exception as exc:  # noqa: BLE001
+        pytest.skip(
+            f"no MariaDB/MySQL server at {st.redact(MYSQL_URL)}: {str(exc).splitlines()[0][:120]}"
+        )
+    name = f"hpo-test-{uuid.uuid4().hex[:8]}"
+    try:
+        proc = run_hpo(
+            "run",
+            "--objective",
+            "hpo.testing.objectives:fault_objective",
+            "--study",
+            name,
+            "--storage",
+            MYSQL_URL,
+            "--run-dir",
+            str(tmp_path / "r"),
+            "--n-trials",
+            "6",
+            "--workers",
+            "2",
+            "--chaos",
+            "0.5",
+            "--chaos-seed",
+            "2",
+            "--quiet",
+        )
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        s = optuna.load_study(study_name=name, storage=MYSQL_URL)
+        states = _states(s)
+        assert states.get(TrialState.COMPLETE, 0) + states.get(TrialState.PRUNED, 0) == 6
+        assert all(
+            t.user_attrs.get("failure_class") for t in s.trials if t.state == TrialState.FAIL
+        )
+    finally:
+        try:
+            optuna.delete_study(study_name=name, storage=MYSQL_URL)
+        except Exception:
+            pass
+
+
+def test_storage_of_another_schema_version_is_refused(tmp_path: Path) -> None:
+    import sqlite3
+
+    db = tmp_path / "old.db"
+    optuna.create_study(study_name="old", storage=f"sqlite:///{db}").optimize(
+        lambda t: t.suggest_float("x", 0, 1), n_trials=2
+    )
+    con = sqlite3.connect(db)
+    con.execute("UPDATE alembic_version SET version_num = 'v9.9.9.a'")
+    con.commit()
+    con.close()
+    before = db.read_bytes()
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--study",
+        "old",
+        "--storage",
+        f"sqlite:///{db}",
+        "--run-dir",
+        str(tmp_path / "r"),
+    )
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    assert "hpo: error: cannot open storage" in proc.stderr and "Traceback" not in proc.stderr
+    assert db.read_bytes() == before
+
+
+def test_unwritable_trial_log_is_recorded_and_run_goes_on(tmp_path: Path) -> None:
+    run_dir = tmp_path / "r"
+    (run_dir / "logs" / "trial-000001.log").mkdir(parents=True)  # a directory: open() fails
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--study",
+        "l",
+        "--run-dir",
+        str(run_dir),
+        "--n-trials",
+        "3",
+        "--quiet",
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    trials = optuna.load_study(study_name="l", storage=f"sqlite:///{run_dir / 'study.db'}").trials
+    assert [t.state for t in trials] == [TrialState.COMPLETE] * 3
+    assert "log file unwritable" in trials[1].user_attrs["log_error"]
