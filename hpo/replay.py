@@ -34,15 +34,7 @@ def replay(
     inject_fault: bool = True,
 ) -> int:
     study = st.load_study(storage_url, study_name)
-    trials = st.trials(study)
-    match = [t for t in trials if t.number == number]
-    if not match:
-        raise ConfigError(
-            f"trial {number} is out of range: study {study.study_name!r} has trials 0..{len(trials) - 1}"
-            if trials
-            else f"study {study.study_name!r} has no trials"
-        )
-    original = match[0]
+    original = st.trial_by_number(study, number)
     params = dict(original.params or original.system_attrs.get("fixed_params", {}))
     os.environ.update(env)
     os.environ["CUDA_LAUNCH_BLOCKING"] = "1"  # before anything initialises CUDA

@@ -278,16 +278,9 @@ def failures(
     fmt: str = "table",
 ) -> int:
     study = st.load_study(url, name)
-    trials = st.trials(study)
     if trial is not None:
-        match = [t for t in trials if t.number == trial]
-        if not match:
-            raise ConfigError(
-                f"trial {trial} is out of range: study {study.study_name!r} has trials 0..{len(trials) - 1}"
-                if trials
-                else f"study {study.study_name!r} has no trials"
-            )
-        return _show_trial(match[0], fmt)
+        return _show_trial(st.trial_by_number(study, trial), fmt)
+    trials = st.trials(study)
     after = _parse_since(since)
     want_states = {s.upper() for s in states}
     rows = []

@@ -353,6 +353,21 @@ def trials(study: optuna.Study, states: Sequence[TrialState] | None = None) -> l
     )
 
 
+def trial_by_number(study: optuna.Study, number: int) -> FrozenTrial:
+    """Trial ``number`` of the study, or a ConfigError saying which numbers exist."""
+    from hpo.errors import ConfigError
+
+    all_trials = trials(study)
+    for t in all_trials:
+        if t.number == number:
+            return t
+    if not all_trials:
+        raise ConfigError(f"study {study.study_name!r} has no trials")
+    raise ConfigError(
+        f"trial {number} is out of range: study {study.study_name!r} has trials 0..{len(all_trials) - 1}"
+    )
+
+
 def count(study: optuna.Study, states: Sequence[TrialState]) -> int:
     return len(trials(study, states))
 

@@ -546,19 +546,7 @@ class Supervisor:
             fault_delay_s=delay,
         )
         assert slot.worker is not None
-        st.set_system_attr(
-            self.study._storage,
-            trial._trial_id,
-            st.OWNER_KEY,
-            {
-                "host": st.HOST,
-                "pid": os.getpid(),
-                "ctime": _my_ctime(),
-                "run_dir": str(self.run_dir),
-                "worker_pid": slot.worker.pid,
-                "device": slot.device,
-            },
-        )
+        self._claim(trial, slot.worker.pid, slot.device)
         now = time.monotonic()
         run = Running(trial=trial, spec=spec, attempt=attempt, started=now, device=slot.device)
         timeout = self.cfg.timeout_per_trial
@@ -584,6 +572,18 @@ class Supervisor:
             fault=fault,
         )
 
+    def _claim(self, trial: optuna.Trial, worker_pid: int | None, device: int | None) -> None:
+        """Record this supervisor as the trial's owner (read on resume: see hpo.resume)."""
+        owner = {
+            "host": st.HOST,
+            "pid": os.getpid(),
+            "ctime": _my_ctime(),
+            "run_dir": str(self.run_dir),
+            "worker_pid": worker_pid,
+            "device": device,
+        }
+        st.set_system_attr(self.study._storage, trial._trial_id, st.OWNER_KEY, owner)
+
     def _ask(self) -> optuna.Trial:
         from hpo.gpu import ask_distributions
 
@@ -601,19 +601,7 @@ class Supervisor:
                 self._asked += 1
                 self._reseed_unless_alone(trial.number + 1)
                 if self.devices is not None:  # the trial may wait for GPU memory: own it now
-                    st.set_system_attr(
-                        self.study._storage,
-                        trial._trial_id,
-                        st.OWNER_KEY,
-                        {
-                            "host": st.HOST,
-                            "pid": os.getpid(),
-                            "ctime": _my_ctime(),
-                            "run_dir": str(self.run_dir),
-                            "worker_pid": None,
-                            "device": None,
-                        },
-                    )
+                    self._claim(trial, None, None)
                 st.record_heartbeat(self.study._storage, trial._trial_id)
                 return trial
             except Exception as exc:  # a storage hiccup must not end an overnight run
