@@ -67,6 +67,7 @@ READABLE = frozenset({"distributions", "system_attrs", "relative_params", "const
 LOG_TAIL_BYTES = 8192
 CHAOS_HANG_TIMEOUT_S = 5.0
 CHAOS_MEM_HEADROOM_MB = 512
+BOOT_FAILURES_PER_MINUTE = 5
 
 
 class ExitCode(enum.IntEnum):
@@ -103,7 +104,7 @@ class Slot:
     trials_done: int = 0
     running: Running | None = None
     generation: int = 0
-    restart_times: list[float] = field(default_factory=list)
+    boot_failures: list[float] = field(default_factory=list)
 
 
 class StopRun(Exception):
@@ -462,13 +463,6 @@ class Supervisor:
         )
 
     def _start_worker(self, slot: Slot) -> None:
-        now = time.monotonic()
-        slot.restart_times = [t for t in slot.restart_times if now - t < 60] + [now]
-        if len(slot.restart_times) > 30:
-            raise StopRun(
-                ExitCode.ERROR,
-                f"worker slot {slot.index} restarted 30 times in a minute; giving up",
-            )
         slot.worker = WorkerProcess(self.ctx, self._boot(slot))
         slot.ready = False
         slot.trials_done = 0
@@ -754,6 +748,18 @@ class Supervisor:
             self._finish_lost(slot, run, w, code, sig)
         elif slot.ready or code not in (0, None):
             self.events.emit("worker_lost", slot=slot.index, pid=w.pid, exit_code=code, signal=sig)
+        if not slot.ready and run is None:
+            # Died while booting (not after a trial): a restart budget, as pytest-xdist's, so a
+            # worker that cannot even start does not spin forever.
+            now = time.monotonic()
+            slot.boot_failures = [t for t in slot.boot_failures if now - t < 60] + [now]
+            if len(slot.boot_failures) >= BOOT_FAILURES_PER_MINUTE:
+                how = f"signal {_signame(sig)}" if sig else f"exit code {code}"
+                raise StopRun(
+                    ExitCode.ERROR,
+                    f"workers of slot {slot.index} died {len(slot.boot_failures)} times in a minute while "
+                    f"starting (last: {how}); see {self.run_dir / 'logs'}",
+                )
         w.close()
         slot.worker = None
         slot.ready = False
