@@ -10,6 +10,7 @@ TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 EXTRAS ?= dev,postgres,mysql,report,dashboard,models,gpu
 STUDY ?= studies/demo.yaml
+HPO_ARGS ?=
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
@@ -28,7 +29,7 @@ $(VENV)/.installed: pyproject.toml
 	@touch $@
 
 demo: venv ## Run the demo: a small real transformers study on CPU (a few minutes)
-	$(HPO) run studies/demo.yaml
+	$(HPO) run studies/demo.yaml $(HPO_ARGS)
 
 test: venv ## Run the test suite (PostgreSQL tests skip without a server; CI makes them mandatory)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
@@ -47,10 +48,10 @@ bench: venv ## Benchmarks side by side (writes bench/results/latest.json and .md
 	$(PY) bench/run_all.py
 
 tune-criteria-supermax: venv ## The 5000-trial criteria study (GPUs, packing auto)
-	$(HPO) run studies/criteria-supermax.yaml
+	$(HPO) run studies/criteria-supermax.yaml $(HPO_ARGS)
 
 tune-criteria-max: venv ## The 800-trial criteria study
-	$(HPO) run studies/criteria-max.yaml
+	$(HPO) run studies/criteria-max.yaml $(HPO_ARGS)
 
 status: venv ## Status of STUDY (default studies/demo.yaml)
 	$(HPO) status $(STUDY)

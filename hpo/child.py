@@ -354,6 +354,16 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
     except OSError:
         pass
     worker_log = os.dup(1)
+    # Objectives that log (logging.getLogger(__name__).info) should see it in their trial log,
+    # as they would in a terminal; only if the objective did not configure logging itself.
+    import logging
+
+    if not logging.getLogger().handlers:
+        logging.basicConfig(
+            level=logging.INFO,
+            stream=sys.stderr,
+            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        )
 
     t0 = time.perf_counter()
     try:

@@ -77,10 +77,17 @@ def main() -> None:
 @click.option("--chaos-seed", type=int, help="Seed of the chaos choices.")
 @click.option("--start-method", type=click.Choice(["forkserver", "spawn"]))
 @click.option("--device-backend", type=click.Choice(["auto", "nvml", "simulated", "cpu"]))
+@click.option(
+    "--allow-cpu",
+    is_flag=True,
+    help="Run a study that sets require_gpu on the CPU when no GPU is found.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="Only the final summary.")
 @debug_option
 @_guard
-def run_cmd(config: str | None, quiet: bool, debug: bool, seed: int | None, **flags: Any) -> None:
+def run_cmd(
+    config: str | None, quiet: bool, debug: bool, seed: int | None, allow_cpu: bool, **flags: Any
+) -> None:
     """Run (or resume) a study: CONFIG is a YAML file; flags override it."""
     from hpo.config import load_config
     from hpo.supervisor import run_study
@@ -89,6 +96,8 @@ def run_cmd(config: str | None, quiet: bool, debug: bool, seed: int | None, **fl
         raise ConfigError(
             "give a study config (hpo run studies/x.yaml) or --objective FILE.py:FUNC"
         )
+    if allow_cpu:
+        flags["require_gpu"] = False
     cfg = load_config(config, flags)
     if seed is not None:
         cfg.sampler.seed = seed

@@ -119,6 +119,9 @@ class StudyConfig(BaseModel):
     quarantine_after: int = Field(3, ge=1)
     quarantine_window_s: float = Field(600.0, gt=0)
     allow_gpu_reset: bool = False
+    require_gpu: bool = (
+        False  # stop at once (exit 2) when no GPU is found, instead of running on CPU
+    )
     cuda: CudaConfig = Field(default_factory=CudaConfig)
 
     @field_validator("objective")

@@ -44,6 +44,25 @@ class Devices:
         self.next_health = 0.0
 
 
+def check_gpu_requirement(cfg: Any, run_dir: Any) -> None:
+    """With ``require_gpu: true``, stop before anything starts when no GPU is found."""
+    if not cfg.require_gpu or cfg.gpus == "none":
+        if cfg.require_gpu:
+            raise ConfigError("require_gpu: true contradicts gpus: none")
+        return
+    backend = open_backend(cfg.device_backend, cfg.simulated_gpus, run_dir)
+    try:
+        found = backend.list()
+    finally:
+        backend.close()
+    if not found:
+        why = getattr(backend, "reason", "") or "no GPU backend found a device"
+        raise ConfigError(
+            f"study {cfg.study!r} needs a GPU (require_gpu: true) and none was found ({why}); "
+            "run `hpo doctor` to see why, or pass --allow-cpu to run it on the CPU"
+        )
+
+
 def plan_slots(sup: Supervisor) -> list[int | None]:
     cfg = sup.cfg
     if cfg.gpus == "none":

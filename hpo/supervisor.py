@@ -68,6 +68,7 @@ LOG_TAIL_BYTES = 8192
 CHAOS_HANG_TIMEOUT_S = 5.0
 CHAOS_MEM_HEADROOM_MB = 512
 BOOT_FAILURES_PER_MINUTE = 5
+CONFIG_ERRORS = frozenset({"hpo.errors.ConfigError", "hpo.errors.ObjectiveLoadError"})
 
 
 class ExitCode(enum.IntEnum):
@@ -252,8 +253,6 @@ class Supervisor:
                 f"preflight {self.cfg.preflight}: {type(exc).__name__}: {exc}"
             ) from None
         self.preflight_facts = dict(facts)
-        for k, v in self.preflight_facts.items():
-            self.study.set_user_attr(k, v)
 
     def _slots_and_devices(self) -> list[int | None]:
         """One entry per slot: the device index the slot is pinned to, or None (CPU)."""
@@ -273,8 +272,13 @@ class Supervisor:
             from hpo.objective import check_ref
 
             check_ref(self.cfg.objective)
+            from hpo.gpu import check_gpu_requirement
+
+            check_gpu_requirement(self.cfg, self.run_dir)
+            self._run_preflight()  # before the study exists: bad data or models create nothing
             self._open_study()
-            self._run_preflight()
+            for k, v in self.preflight_facts.items():
+                self.study.set_user_attr(k, v)
             from hpo.resume import reconcile
 
             self.recovered = reconcile(self)
@@ -448,6 +452,7 @@ class Supervisor:
         if cfg.cuda.deterministic:
             env.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
         env["HPO_RUN_DIR"] = str(self.run_dir)
+        env.setdefault("TOKENIZERS_PARALLELISM", "false")  # tokenizers' threads and fork do not mix
         slot.generation += 1
         return WorkerBoot(
             slot=slot.index,
@@ -981,6 +986,10 @@ class Supervisor:
             diag = classify(outcome.exception_type, outcome.message, outcome.traceback)
         action = self.policy.action_for(diag.failure_class)
         note = ""
+        if outcome.exception_type in CONFIG_ERRORS:
+            # The objective itself says its configuration is wrong (a missing model, bad data):
+            # every other trial would fail the same way.
+            action, note = Action.STOP, "the objective reported a configuration error"
         retry = False
         if action is Action.QUARANTINE:
             if run.device is not None and on_device_failure(self, run.device, diag, force=True):

@@ -420,3 +420,44 @@ def test_replay_reproduces_injected_cuda_error(tmp_path: Path) -> None:
     assert proc.returncode == 2 and "out of range" in proc.stderr
     # The study is untouched by a replay without --record.
     assert len(load_study(run_dir, "rp").trials) == 4
+
+
+def test_study_that_requires_a_gpu_stops_at_once_without_one(tmp_path: Path) -> None:
+    cfg = write_config(
+        tmp_path / "g.yaml",
+        study="g",
+        objective="hpo.testing.objectives:quadratic",
+        run_dir=str(tmp_path / "r"),
+        require_gpu=True,
+        device_backend="cpu",
+    )
+    proc = run_hpo("run", str(cfg))
+    assert proc.returncode == 2
+    _one_line_error(proc, "needs a GPU", "--allow-cpu")
+    assert not (tmp_path / "r" / "study.db").exists()
+    proc = run_hpo("run", str(cfg), "--allow-cpu", "--n-trials", "2", "--quiet")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_supermax_without_gpu_or_network_fails_fast_with_a_clear_message(tmp_path: Path) -> None:
+    proc = run_hpo(
+        "run",
+        str(ROOT / "studies" / "criteria-supermax.yaml"),
+        "--run-dir",
+        str(tmp_path / "r"),
+        env={"HF_HUB_OFFLINE": "1"},
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    _one_line_error(proc, "needs a GPU")
+    proc = run_hpo(
+        "run",
+        str(ROOT / "studies" / "criteria-supermax.yaml"),
+        "--allow-cpu",
+        "--run-dir",
+        str(tmp_path / "r"),
+        env={"HF_HUB_OFFLINE": "1"},
+        timeout=120,
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    _one_line_error(proc, "not in the local Hugging Face cache", "huggingface-cli download")
+    assert not (tmp_path / "r" / "study.db").exists()
