@@ -9,6 +9,7 @@ and its parameters retried (policy permitting). COMPLETE and PRUNED trials are n
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import time
@@ -27,12 +28,35 @@ if TYPE_CHECKING:
     from hpo.supervisor import Supervisor
 
 log = logging.getLogger(__name__)
+NO_EVIDENCE_S = 60.0
 
 
 def _owner_dead(owner: dict[str, Any] | None) -> bool:
     if not owner or owner.get("host") != st.HOST:
         return False
     return not pid_alive(int(owner.get("pid", -1)), owner.get("ctime"))
+
+
+def _age_s(started: datetime.datetime | None) -> float:
+    """Seconds since ``started`` (Optuna 5 stores RDB timestamps as naive UTC)."""
+    if started is None:
+        return 0.0
+    now = datetime.datetime.now(datetime.timezone.utc).replace(tzinfo=None)
+    return max(0.0, (now - started.replace(tzinfo=None)).total_seconds())
+
+
+def _never_owned(sup: Supervisor, t: Any, owner: dict[str, Any] | None) -> bool:
+    """A supervisor died inside ``study.ask()``: the trial has neither an owner nor a heartbeat.
+
+    An hpo supervisor records a heartbeat within milliseconds of asking, so after
+    ``NO_EVIDENCE_S`` such a trial is an orphan. (A plain ``study.optimize`` without heartbeats
+    sharing the study would look the same: do not mix the two on one study.)
+    """
+    if owner is not None or _age_s(t.datetime_start) < max(
+        NO_EVIDENCE_S, 3 * sup.cfg.heartbeat_grace
+    ):
+        return False
+    return not st.has_heartbeat(sup.study, t._trial_id)
 
 
 def reconcile(sup: Supervisor) -> int:
@@ -47,7 +71,7 @@ def reconcile(sup: Supervisor) -> int:
         owner = t.system_attrs.get(st.OWNER_KEY)
         if owner and owner.get("host") == st.HOST and owner.get("pid") == me:
             continue  # ours: alive by definition
-        if t._trial_id not in stale and not _owner_dead(owner):
+        if t._trial_id not in stale and not _owner_dead(owner) and not _never_owned(sup, t, owner):
             continue
         run_dir = Path(owner["run_dir"]) if owner and owner.get("host") == st.HOST else None
         log_path = str(run_dir / "logs" / f"trial-{t.number:06d}.log") if run_dir else ""
@@ -80,19 +104,18 @@ def reconcile(sup: Supervisor) -> int:
             )
             recovered += 1
             continue
-        why = (
-            "heartbeat stale"
-            if t._trial_id in stale
-            else f"supervisor pid {owner.get('pid') if owner else '?'} is gone"
-        )
+        if t._trial_id in stale:
+            why = "heartbeat stale"
+        elif owner:
+            why = f"supervisor pid {owner.get('pid')} is gone"
+        else:
+            why = "it died while asking for the trial: no owner, no heartbeat"
         outcome = Outcome(
             trial_number=t.number,
             status=Status.FAILED,
             message=f"the supervisor running this trial died ({why}); the trial was lost",
             worker_pid=int((owner or {}).get("worker_pid") or 0),
-            duration_s=max(0.0, time.time() - t.datetime_start.timestamp())
-            if t.datetime_start
-            else 0.0,
+            duration_s=_age_s(t.datetime_start),
         )
         diag = diagnosis_for(FailureClass.SUPERVISOR_LOST, summary=outcome.message)
         sup.record(run, outcome, diag=diag)

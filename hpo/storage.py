@@ -280,6 +280,21 @@ def record_heartbeat(storage: Any, trial_id: int) -> None:
         storage.record_heartbeat(trial_id)
 
 
+def has_heartbeat(study: optuna.Study, trial_id: int) -> bool:
+    """Whether the trial ever had a heartbeat recorded (True where this cannot be known)."""
+    backend = getattr(study._storage, "_backend", study._storage)
+    if not isinstance(backend, RDBStorage):
+        return True
+    try:
+        from optuna.storages._rdb import models
+        from optuna.storages._rdb.storage import _create_scoped_session
+
+        with _create_scoped_session(backend.scoped_session) as session:
+            return models.TrialHeartbeatModel.where_trial_id(trial_id, session) is not None
+    except Exception:
+        return True
+
+
 def stale_trial_ids(study: optuna.Study) -> list[int]:
     """RUNNING trials whose heartbeat is older than the grace period (Optuna's own query)."""
     storage: Any = study._storage

@@ -412,3 +412,56 @@ def test_unwritable_trial_log_is_recorded_and_run_goes_on(tmp_path: Path) -> Non
     trials = optuna.load_study(study_name="l", storage=f"sqlite:///{run_dir / 'study.db'}").trials
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 3
     assert "log file unwritable" in trials[1].user_attrs["log_error"]
+
+
+def test_trial_left_by_a_supervisor_killed_inside_ask_is_recovered(tmp_path: Path) -> None:
+    """Killed between creating the trial and recording its heartbeat: no owner, no heartbeat."""
+    import datetime
+
+    from optuna.distributions import FloatDistribution
+    from optuna.trial import FrozenTrial
+
+    run_dir = tmp_path / "run"
+    url = f"sqlite:///{run_dir / 'study.db'}"
+    storage = st.open_storage(url)
+    study = optuna.create_study(study_name="a", storage=storage)
+    long_ago = datetime.datetime.now(datetime.timezone.utc).replace(
+        tzinfo=None
+    ) - datetime.timedelta(minutes=5)
+    template = FrozenTrial(
+        number=0,
+        state=TrialState.RUNNING,
+        value=None,
+        datetime_start=long_ago,
+        datetime_complete=None,
+        params={"x": 1.0},
+        distributions={"x": FloatDistribution(-10, 10)},
+        user_attrs={},
+        system_attrs={},
+        intermediate_values={},
+        trial_id=0,
+    )
+    storage.create_new_trial(study._study_id, template_trial=template)
+    proc = run_hpo(
+        "run",
+        "--objective",
+        "hpo.testing.objectives:quadratic",
+        "--study",
+        "a",
+        "--storage",
+        url,
+        "--run-dir",
+        str(run_dir),
+        "--n-trials",
+        "3",
+        "--quiet",
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    trials = optuna.load_study(study_name="a", storage=url).trials
+    assert (
+        trials[0].state == TrialState.FAIL
+        and trials[0].user_attrs["failure_class"] == "supervisor_lost"
+    )
+    assert "while asking" in trials[0].user_attrs["error_msg"]
+    assert any(t.user_attrs.get("retry_of") == 0 and t.params["x"] == 1.0 for t in trials)
