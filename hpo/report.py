@@ -86,12 +86,8 @@ def run_summary(sup: Supervisor, code: int) -> str:
 
 
 # ---------------------------------------------------------------- status
-def _rate(trials: Sequence[FrozenTrial]) -> float | None:
-    done = [
-        t.datetime_complete
-        for t in trials
-        if t.datetime_complete and t.state in (TrialState.COMPLETE, TrialState.PRUNED)
-    ]
+def _rate(done: Sequence[dt.datetime]) -> float | None:
+    """Finished trials per hour over the last hour of finishes (or the whole span)."""
     if len(done) < 2:
         return None
     span = (max(done) - min(done)).total_seconds()
@@ -104,8 +100,8 @@ def _rate(trials: Sequence[FrozenTrial]) -> float | None:
 
 def status(url: str, name: str | None, fmt: str = "table", config: str | None = None) -> int:
     study = st.load_study(url, name)
-    trials = st.trials(study)
-    by_state = Counter(t.state.name for t in trials)
+    by_state = Counter(st.state_counts(study))
+    trials = st.trials_uncached(study, (TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING))
     by_class = Counter(
         t.user_attrs.get("failure_class") for t in trials if t.user_attrs.get("failure_class")
     )
@@ -133,7 +129,7 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
 
         target = load_config(config, {}).n_trials
     done = by_state.get("COMPLETE", 0) + by_state.get("PRUNED", 0)
-    rate = _rate(trials)
+    rate = _rate(st.completion_times(study))
     eta_s = (target - done) / rate * 3600 if (rate and target and target > done) else None
     events = _recent_events(config)
     states = {k: by_state.get(k, 0) for k in ("COMPLETE", "PRUNED", "FAIL", "RUNNING", "WAITING")}
@@ -280,13 +276,12 @@ def failures(
     study = st.load_study(url, name)
     if trial is not None:
         return _show_trial(st.trial_by_number(study, trial), fmt)
-    trials = st.trials(study)
+    total = sum(st.state_counts(study).values())
+    not_complete = [s for s in TrialState if s != TrialState.COMPLETE]
     after = _parse_since(since)
     want_states = {s.upper() for s in states}
     rows = []
-    for t in trials:
-        if t.state == TrialState.COMPLETE:
-            continue
+    for t in st.trials_uncached(study, not_complete):
         if want_states and t.state.name not in want_states:
             continue
         if classes and t.user_attrs.get("failure_class") not in classes:
@@ -304,7 +299,7 @@ def failures(
             w.writerow({**r, "params": json.dumps(r["params"], default=str)})
         click.echo(buf.getvalue(), nl=False)
     else:
-        _failure_table(rows, study.study_name, len(trials))
+        _failure_table(rows, study.study_name, total)
     return 0
 
 

@@ -67,7 +67,7 @@ def reconcile(sup: Supervisor) -> int:
     stale = set(st.stale_trial_ids(study))
     recovered = 0
     me = os.getpid()
-    for t in st.trials(study, (TrialState.RUNNING,)):
+    for t in st.trials_uncached(study, (TrialState.RUNNING,)):
         owner = t.system_attrs.get(st.OWNER_KEY)
         if owner and owner.get("host") == st.HOST and owner.get("pid") == me:
             continue  # ours: alive by definition

@@ -931,7 +931,9 @@ class Supervisor:
         try:
             if outcome.status is Status.COMPLETE:
                 st.set_user_attrs(self.study._storage, run.spec.trial_id, base)
-                st.finish_trial(self.study, number, TrialState.COMPLETE, outcome.values)
+                st.finish_trial(
+                    self.study, run.trial or number, TrialState.COMPLETE, outcome.values
+                )
                 self.consecutive_failures = 0
                 self._count("complete")
                 self._note_value(outcome.values)
@@ -947,7 +949,7 @@ class Supervisor:
                 )
             elif outcome.status is Status.PRUNED:
                 st.set_user_attrs(self.study._storage, run.spec.trial_id, base)
-                st.finish_trial(self.study, number, TrialState.PRUNED, None)
+                st.finish_trial(self.study, run.trial or number, TrialState.PRUNED, None)
                 self.consecutive_failures = 0
                 self._count("pruned")
                 self.events.emit(
@@ -1029,7 +1031,7 @@ class Supervisor:
         if note:
             tags["failure_note"] = note
         st.set_user_attrs(self.study._storage, run.spec.trial_id, tags)
-        st.finish_trial(self.study, number, state, None)
+        st.finish_trial(self.study, run.trial or number, state, None)
         frozen = self.study._storage.get_trial(run.spec.trial_id)
         if retry:
             st.enqueue_retry(self.study, frozen, run.attempt + 1, diag.failure_class.value)

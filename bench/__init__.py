@@ -1,0 +1,1 @@
+"""The benchmark suite of hpo: ``make bench`` runs ``bench/run_all.py``."""
