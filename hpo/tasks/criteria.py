@@ -770,7 +770,7 @@ class Result:
     def user_attrs(self) -> dict[str, Any]:
         attrs: dict[str, Any] = {
             "model": self.model,
-            "device": self.device,
+            "torch_device": self.device,
             "amp": self.amp,
             "micro_batch_size": self.micro_batch_size,
             "grad_accum_steps": self.grad_accum_steps,
