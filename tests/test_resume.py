@@ -206,16 +206,19 @@ def test_sigint_marks_running_trials_interrupted(tmp_path: Path) -> None:
         stop_grace_s=1,
     )
     proc = start_hpo("run", str(cfg))
+    events = run_dir / "events.jsonl"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and len(run_processes(run_dir)) < 2:
-        time.sleep(0.2)
-    time.sleep(2.0)
+    while time.monotonic() < deadline and (
+        not events.exists() or events.read_text().count('"trial_started"') < 2
+    ):
+        time.sleep(0.1)
+    assert len(run_processes(run_dir)) >= 2  # both workers are running a trial
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, out + err
     study = optuna.load_study(study_name="i", storage=f"sqlite:///{run_dir / 'study.db'}")
     trials = study.get_trials()
-    assert trials and all(t.state == TrialState.FAIL for t in trials)
+    assert len(trials) == 2 and all(t.state == TrialState.FAIL for t in trials)
     assert all(t.user_attrs["failure_class"] == "interrupted" for t in trials)
     assert_no_run_processes(run_dir)
 
