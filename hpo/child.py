@@ -273,6 +273,27 @@ def format_traceback(exc: BaseException) -> str:
 
 
 # -- process hygiene ---------------------------------------------------------------------------
+_REAPER_PID: int | None = None
+
+
+def _kill_tree_and_group(root_pid: int) -> None:
+    """SIGKILL every descendant of ``root_pid`` (those that left the group too), then the group."""
+    me = os.getpid()
+    try:
+        import psutil
+
+        victims = psutil.Process(root_pid).children(recursive=True)
+    except Exception:
+        victims = []
+    for p in victims:
+        if p.pid != me:
+            try:
+                p.kill()
+            except Exception:
+                pass
+    os.killpg(os.getpgid(0), signal.SIGKILL)
+
+
 def _watch_lifeline(lifeline: Connection) -> None:
     try:
         lifeline.recv()
@@ -280,9 +301,40 @@ def _watch_lifeline(lifeline: Connection) -> None:
         pass
     # The supervisor is gone: take the whole process group (DataLoader workers, grandchildren).
     try:
-        os.killpg(os.getpgid(0), signal.SIGKILL)
+        _kill_tree_and_group(os.getpid())
     finally:
         os._exit(EXIT_LIFELINE)
+
+
+def _start_reaper(lifeline: Connection) -> int | None:
+    """Fork a tiny process that watches the lifeline too, for a worker stuck in C code that holds
+    the GIL (the watcher thread could then never run). Same process group as the worker; it only
+    blocks in ``read`` and, at EOF, kills the worker's descendants and the group, itself last."""
+    fd = lifeline.fileno()
+    worker = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:
+        return None
+    if pid:
+        return pid
+    try:  # the reaper: keep nothing of the worker's open but the lifeline
+        os.closerange(3, fd)
+        os.closerange(fd + 1, 65536)
+        while True:
+            try:
+                if not os.read(fd, 1):
+                    break
+            except InterruptedError:
+                continue
+        _kill_tree_and_group(worker)
+    except BaseException:
+        pass
+    finally:
+        try:
+            os.killpg(os.getpgid(0), signal.SIGKILL)
+        finally:
+            os._exit(0)
 
 
 def _redirect_output(path: str) -> None:
@@ -302,6 +354,7 @@ def _kill_leftover_children() -> None:
         kids = psutil.Process().children(recursive=True)
     except Exception:
         return
+    kids = [p for p in kids if p.pid != _REAPER_PID]
     for p in kids:
         try:
             p.kill()
@@ -345,8 +398,10 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         os.setsid()
     except OSError:
         pass
-    threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline").start()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the supervisor's to handle
+    global _REAPER_PID
+    _REAPER_PID = _start_reaper(lifeline)
+    threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline").start()
     os.environ.update(boot.env)
     try:
         Path(boot.log_path).parent.mkdir(parents=True, exist_ok=True)

@@ -164,13 +164,16 @@ def test_outcome_recorded_before_supervisor_died_is_told(tmp_path: Path) -> None
     assert t0.user_attrs["worker_pid"] == 4242
 
 
-def test_sigkill_leaves_no_orphans_even_grandchildren(tmp_path: Path) -> None:
+@pytest.mark.parametrize("objective", ["spawns_grandchild", "holds_the_gil"])
+def test_sigkill_leaves_no_orphans_even_grandchildren(tmp_path: Path, objective: str) -> None:
+    """Grandchildren in the worker's group, or in their own session while the worker blocks in C
+    holding the GIL: all die within seconds of the supervisor's SIGKILL."""
     run_dir = tmp_path / "run"
     pid_file = tmp_path / "pids.txt"
     cfg = write_config(
         tmp_path / "s.yaml",
         study="g",
-        objective="hpo.testing.objectives:spawns_grandchild",
+        objective=f"hpo.testing.objectives:{objective}",
         objective_kwargs={"pid_file": str(pid_file)},
         run_dir=str(run_dir),
         n_trials=4,

@@ -75,3 +75,17 @@ def spawns_grandchild(trial: optuna.Trial, pid_file: str, sleep_s: float = 60.0)
         fh.write(f"{os.getpid()} {child.pid}\n")
     time.sleep(sleep_s)
     return 0.0
+
+
+def holds_the_gil(trial: optuna.Trial, pid_file: str) -> float:
+    """Leaves a grandchild, then blocks in C while holding the GIL (a hung extension)."""
+    import ctypes
+
+    trial.suggest_float("x", 0.0, 1.0)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True
+    )
+    with open(pid_file, "a") as fh:
+        fh.write(f"{os.getpid()} {child.pid}\n")
+    ctypes.PyDLL(None).sleep(3600)  # libc sleep through PyDLL: the GIL stays held
+    return 0.0
