@@ -322,14 +322,6 @@ def finish_trial(
         return False
 
 
-def mark_failed(study: optuna.Study, trial_id: int) -> bool:
-    """Set a RUNNING trial of any owner to FAIL; False if someone else finished it first."""
-    try:
-        return bool(study._storage.set_trial_state_values(trial_id, state=TrialState.FAIL))
-    except optuna.exceptions.UpdateFinishedTrialError:
-        return False
-
-
 def enqueue_retry(study: optuna.Study, original: FrozenTrial, attempt: int, reason: str) -> None:
     """Queue the original's parameters as a WAITING trial linked to it (Optuna's retry keys too)."""
     history = list(original.system_attrs.get("retry_history", [])) + [original.number]
@@ -339,14 +331,12 @@ def enqueue_retry(study: optuna.Study, original: FrozenTrial, attempt: int, reas
     }
     if "fixed_params" in original.system_attrs:
         system_attrs["fixed_params"] = original.system_attrs["fixed_params"]
-    keep = {k: v for k, v in original.user_attrs.items() if k in _INHERITED_ATTRS}
     study.add_trial(
         optuna.create_trial(
             state=TrialState.WAITING,
             params=original.params,
             distributions=original.distributions,
             user_attrs={
-                **keep,
                 "retry_of": original.number,
                 "attempt": attempt,
                 "retry_reason": reason,
@@ -354,10 +344,6 @@ def enqueue_retry(study: optuna.Study, original: FrozenTrial, attempt: int, reas
             system_attrs=system_attrs,
         )
     )
-
-
-# User attrs a retry inherits from its original (set by the user at enqueue time, not by the run).
-_INHERITED_ATTRS: frozenset[str] = frozenset()
 
 
 def trials(study: optuna.Study, states: Sequence[TrialState] | None = None) -> list[FrozenTrial]:

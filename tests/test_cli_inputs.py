@@ -100,9 +100,23 @@ def test_missing_objective_file(tmp_path: Path) -> None:
     _one_line_error(proc, "nope.py", "does not exist")
 
 
-def test_missing_objective_function(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "source,needles",
+    [
+        ("def other(trial):\n    return 1.0\n", ("'objective' not found", "obj.py")),
+        (
+            "import math\nX = 1 / 0\n\ndef objective(trial):\n    return 1.0\n",
+            ("obj.py", "failed at import", "ZeroDivisionError"),
+        ),
+    ],
+    ids=["missing-function", "import-error"],
+)
+def test_objective_that_cannot_be_loaded(
+    tmp_path: Path, source: str, needles: tuple[str, ...]
+) -> None:
+    """Found only in the worker: the run stops before any trial, the study stays empty."""
     f = tmp_path / "obj.py"
-    f.write_text("def other(trial):\n    return 1.0\n")
+    f.write_text(source)
     run_dir = tmp_path / "r"
     proc = run_hpo(
         "run",
@@ -116,28 +130,7 @@ def test_missing_objective_function(tmp_path: Path) -> None:
         "3",
     )
     assert proc.returncode == 2
-    _one_line_error(proc, "'objective' not found", "obj.py")
-    assert load_study(run_dir, "s").get_trials() == []
-    assert_no_run_processes(run_dir)
-
-
-def test_objective_import_error(tmp_path: Path) -> None:
-    f = tmp_path / "broken.py"
-    f.write_text("import math\nX = 1 / 0\n\ndef objective(trial):\n    return 1.0\n")
-    run_dir = tmp_path / "r"
-    proc = run_hpo(
-        "run",
-        "--objective",
-        f"{f}:objective",
-        "--study",
-        "s",
-        "--run-dir",
-        str(run_dir),
-        "--n-trials",
-        "3",
-    )
-    assert proc.returncode == 2
-    _one_line_error(proc, "broken.py", "failed at import", "ZeroDivisionError")
+    _one_line_error(proc, *needles)
     assert load_study(run_dir, "s").get_trials() == []
     assert_no_run_processes(run_dir)
 

@@ -58,19 +58,6 @@ class Fault(str, enum.Enum):
         return self.value
 
 
-# Faults that need a limit to end: chaos mode leaves them out when the limit is not set.
-NEEDS_TIMEOUT = {Fault.HANG}
-NEEDS_MEM_LIMIT = {Fault.HOST_OOM}
-
-
-class ChaosValue(Exception):
-    """Raised by a ``during`` injection to make the objective return a value (NaN)."""
-
-    def __init__(self, value: float) -> None:
-        super().__init__(value)
-        self.value = value
-
-
 def _cuda_error(text: str) -> BaseException:
     try:
         import torch
