@@ -37,9 +37,10 @@ test: venv ## Run the test suite (PostgreSQL tests skip without a server; CI mak
 test-fast: venv ## Unit tests only (no end-to-end runs)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
-lint: venv ## ruff check and format check
+lint: venv ## ruff check, format check, and the import-linter contracts (layers, no cycles)
 	$(VENV)/bin/ruff check hpo tests bench
 	$(VENV)/bin/ruff format --check hpo tests bench
+	$(VENV)/bin/lint-imports
 
 typecheck: venv ## mypy on hpo/
 	$(VENV)/bin/mypy hpo

@@ -322,6 +322,15 @@ def dead_pid() -> int:
 
 
 # ------------------------------------------------------------------------------------ studies
+def _ns(tags: dict[str, Any]) -> dict[str, Any]:
+    """Tags as the runner writes them: namespaced, plus the seed-compatible keys unprefixed."""
+    from hpo import attrs
+
+    out = {attrs.PREFIX + k: v for k, v in tags.items()}
+    out.update({plain: out[key] for key, plain in attrs.COMPAT.items() if key in out})
+    return out
+
+
 FAIL_TAGS: tuple[dict[str, Any], ...] = (
     {
         "failure_class": "segfault",
@@ -405,20 +414,22 @@ def study_trials(
     for i in range(n):
         x = rng.uniform(-10.0, 10.0)
         start = t0 + dt.timedelta(seconds=i)
-        ua: dict[str, Any] = {
-            "host": "bench-host",
-            "worker_pid": 10000 + i % 4,
-            "log_path": f"/runs/bench/logs/trial-{i:06d}.log",
-            "duration_s": round(rng.uniform(0.5, 0.9), 3),
-            "attempt": 1,
-        }
+        ua: dict[str, Any] = _ns(
+            {
+                "host": "bench-host",
+                "worker_pid": 10000 + i % 4,
+                "log_path": f"/runs/bench/logs/trial-{i:06d}.log",
+                "duration_s": round(rng.uniform(0.5, 0.9), 3),
+                "attempt": 1,
+            }
+        )
         sa = {
             "hpo:owner": {
                 "host": "bench-host",
                 "pid": 9999,
                 "ctime": 0.0,
                 "run_dir": "/runs/bench",
-                "worker_pid": ua["worker_pid"],
+                "worker_pid": ua["hpo:worker_pid"],
                 "device": i % 2,
             }
         }
@@ -432,12 +443,12 @@ def study_trials(
         if u < fail_share:
             tags = dict(FAIL_TAGS[i % len(FAIL_TAGS)])
             tags["traceback"] = TRACEBACK
-            tags["log_path"] = ua["log_path"]
-            ua.update(tags)
+            tags["log_path"] = ua["hpo:log_path"]
+            ua.update(_ns(tags))
             trial = optuna.trial.create_trial(state=TrialState.FAIL, **kw)
         elif u < fail_share + prune_share:
             if i % 2:
-                ua.update(OOM_TAGS)
+                ua.update(_ns(OOM_TAGS))
                 kw["intermediate_values"] = {}
             else:
                 kw["intermediate_values"] = {0: x}

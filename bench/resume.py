@@ -32,6 +32,7 @@ def _make_orphans(db: Path, run_dir: Path) -> list[int]:
     import optuna
     from optuna.distributions import FloatDistribution
 
+    from hpo import attrs
     from hpo import storage as st
     from hpo.outcome import Outcome, Status
 
@@ -45,7 +46,7 @@ def _make_orphans(db: Path, run_dir: Path) -> list[int]:
         tid = storage.create_new_trial(study._study_id)
         x = -5.0 + k
         storage.set_trial_param(tid, "x", dist.to_internal_repr(x), dist)
-        storage.set_trial_user_attr(tid, "attempt", 1)
+        storage.set_trial_user_attr(tid, attrs.ATTEMPT, 1)
         storage.set_trial_system_attr(
             tid,
             st.OWNER_KEY,
@@ -126,7 +127,7 @@ def _retry_numbers(db: Path, originals: set[int]) -> set[int]:
     out = {
         t.number
         for t in study.get_trials(deepcopy=False)
-        if t.user_attrs.get("retry_of") in originals
+        if t.user_attrs.get("hpo:retry_of") in originals
     }
     storage.engine.dispose()
     return out

@@ -13,62 +13,37 @@ SIGKILL) the pipe reaches EOF and the worker kills its whole group, so no orphan
 
 from __future__ import annotations
 
+import abc
 import datetime
 import gc
 import math
 import numbers
 import os
-import pickle
 import signal
 import sys
 import threading
 import time
 import traceback as tb
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from hpo.outcome import EXIT_BOOT_ERROR, EXIT_LIFELINE, EXIT_OK, Outcome, Status
+from hpo.outcome import Outcome, Status
+from hpo.process import kill_tree
+from hpo.protocol import (
+    TRIAL_CALLS,
+    CallKind,
+    Msg,
+    RemoteError,
+    TrialSpec,
+    WorkerBoot,
+    WorkerExit,
+    decode_exception,
+    qualified_name,
+)
 
 TRACEBACK_TAIL = 8000
-
-
-@dataclass
-class WorkerBoot:
-    """What a worker needs to start; sent once at process start."""
-
-    slot: int
-    objective: str
-    objective_kwargs: dict[str, Any]
-    env: dict[str, str]
-    log_path: str
-    storage_url: str
-    study_name: str
-    threads: int | None = None
-    cudnn_benchmark: bool = False
-    deterministic: bool = False
-
-
-@dataclass
-class TrialSpec:
-    """One trial to run; sent with each ``run`` message."""
-
-    number: int
-    trial_id: int
-    n_objectives: int
-    log_path: str
-    outcome_path: str
-    params: dict[str, Any] = field(default_factory=dict)
-    user_attrs: dict[str, Any] = field(default_factory=dict)
-    datetime_start: datetime.datetime | None = None
-    fault: str | None = None
-    fault_delay_s: float | None = None  # None: inject before the objective starts
-
-
-class RemoteError(RuntimeError):
-    """An exception raised in the supervisor that could not be sent back as itself."""
 
 
 def _import_optuna_base() -> type:
@@ -83,6 +58,7 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
     The objective sees the same API and behaviour as under ``study.optimize``: suggestions come
     from the study's sampler, ``report``/``should_prune`` reach the pruner, ``set_user_attr`` is
     written at once (so it survives a crash later in the trial), and ``optuna.TrialPruned`` works.
+    The methods that reach the supervisor are generated from :data:`hpo.protocol.TRIAL_CALLS`.
     """
 
     def __init__(
@@ -98,25 +74,17 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
         self._study_name = study_name
         self._study: Any = None
 
-    # -- the round trip -----------------------------------------------------------------------
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        self._chan.send(("call", (method, args, kwargs)))
+        self._chan.send((Msg.CALL, (method, args, kwargs)))
         kind, payload = self._chan.recv()
-        if kind != "reply":
+        if kind != Msg.REPLY:
             raise RemoteError(f"unexpected message {kind!r} from the supervisor")
         ok, value = payload
         if ok:
             return value
-        raise _rebuild_exception(value)
+        raise decode_exception(value)
 
-    # -- suggestions --------------------------------------------------------------------------
-    def suggest_float(
-        self, name: str, low: float, high: float, *, step: float | None = None, log: bool = False
-    ) -> float:
-        v = self._call("suggest_float", name, low, high, step=step, log=log)
-        self._params[name] = v
-        return v
-
+    # Optuna's deprecated spellings, turned into suggest_float here as Optuna itself does.
     def suggest_uniform(self, name: str, low: float, high: float) -> float:
         return self.suggest_float(name, low, high)
 
@@ -126,36 +94,10 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
     def suggest_discrete_uniform(self, name: str, low: float, high: float, q: float) -> float:
         return self.suggest_float(name, low, high, step=q)
 
-    def suggest_int(
-        self, name: str, low: int, high: int, *, step: int = 1, log: bool = False
-    ) -> int:
-        v = self._call("suggest_int", name, low, high, step=step, log=log)
-        self._params[name] = v
-        return v
-
-    def suggest_categorical(self, name: str, choices: Sequence[Any]) -> Any:
-        v = self._call("suggest_categorical", name, list(choices))
-        self._params[name] = v
-        return v
-
-    # -- reporting ----------------------------------------------------------------------------
-    def report(self, value: float, step: int) -> None:
-        self._call("report", value, step)
-
-    def should_prune(self) -> bool:
-        return bool(self._call("should_prune"))
-
     def set_user_attr(self, key: str, value: Any) -> None:
         self._call("set_user_attr", key, value)
         self._user_attrs[key] = value
 
-    def set_system_attr(self, key: str, value: Any) -> None:
-        self._call("set_system_attr", key, value)
-
-    def set_constraint(self, key: str, value: float) -> None:
-        self._call("set_constraint", key, value)
-
-    # -- read-only views ----------------------------------------------------------------------
     @property
     def number(self) -> int:
         return self._number
@@ -169,24 +111,8 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
         return dict(self._user_attrs)
 
     @property
-    def distributions(self) -> dict[str, Any]:
-        return self._call("__get__", "distributions")
-
-    @property
-    def system_attrs(self) -> dict[str, Any]:
-        return self._call("__get__", "system_attrs")
-
-    @property
-    def relative_params(self) -> dict[str, Any]:
-        return self._call("__get__", "relative_params")
-
-    @property
     def datetime_start(self) -> datetime.datetime | None:
         return self._datetime_start
-
-    @property
-    def constraints(self) -> dict[str, float]:
-        return self._call("__get__", "constraints")
 
     @property
     def study(self) -> Any:
@@ -198,37 +124,27 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
         return self._study
 
 
-def _rebuild_exception(value: Any) -> BaseException:
-    blob, type_name, message = value
-    if isinstance(blob, bytes):
-        try:
-            exc = pickle.loads(blob)
-            if isinstance(exc, BaseException):
-                return exc
-        except Exception:
-            pass
-    return RemoteError(f"{type_name}: {message}")
+def _remote(name: str, kind: CallKind) -> Any:
+    if kind is CallKind.READ:
+        return property(
+            lambda self: self._call(name), doc=f"``trial.{name}``, read in the supervisor."
+        )
+
+    def method(self: ProxyTrial, *args: Any, **kwargs: Any) -> Any:
+        value = self._call(name, *args, **kwargs)
+        if kind is CallKind.SUGGEST:
+            self._params[args[0] if args else kwargs["name"]] = value
+        return value
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``trial.{name}(...)``, carried out in the supervisor."
+    return method
 
 
-def encode_exception(exc: BaseException) -> tuple[bytes | None, str, str]:
-    """Encode an exception raised in the supervisor for the worker (pickled where possible)."""
-    blob: bytes | None
-    try:
-        data = pickle.dumps(exc)
-        pickle.loads(data)
-        blob = data
-    except Exception:
-        blob = None
-    return blob, qualified_name(type(exc)), str(exc)
-
-
-def qualified_name(cls: type) -> str:
-    module = cls.__module__
-    if module in ("builtins", "__main__") or not module:
-        return cls.__qualname__
-    if module.startswith("torch") and hasattr(sys.modules.get("torch"), cls.__name__):
-        return f"torch.{cls.__name__}"  # torch._C._OutOfMemoryError and friends: the public name
-    return f"{module}.{cls.__qualname__}"
+for _name, _kind in TRIAL_CALLS.items():
+    if _name not in vars(ProxyTrial):
+        setattr(ProxyTrial, _name, _remote(_name, _kind))
+abc.update_abstractmethods(ProxyTrial)
 
 
 def validate_values(ret: Any, n_objectives: int) -> list[float]:
@@ -278,19 +194,7 @@ _REAPER_PID: int | None = None
 
 def _kill_tree_and_group(root_pid: int) -> None:
     """SIGKILL every descendant of ``root_pid`` (those that left the group too), then the group."""
-    me = os.getpid()
-    try:
-        import psutil
-
-        victims = psutil.Process(root_pid).children(recursive=True)
-    except Exception:
-        victims = []
-    for p in victims:
-        if p.pid != me:
-            try:
-                p.kill()
-            except Exception:
-                pass
+    kill_tree(root_pid, signal.SIGKILL, include_root=False)
     os.killpg(os.getpgid(0), signal.SIGKILL)
 
 
@@ -303,7 +207,7 @@ def _watch_lifeline(lifeline: Connection) -> None:
     try:
         _kill_tree_and_group(os.getpid())
     finally:
-        os._exit(EXIT_LIFELINE)
+        os._exit(WorkerExit.LIFELINE)
 
 
 def _start_reaper(lifeline: Connection) -> int | None:
@@ -348,20 +252,8 @@ def _redirect_output(path: str) -> None:
 
 def _kill_leftover_children() -> None:
     """Kill processes the trial left behind (a DataLoader worker, a forgotten subprocess)."""
-    try:
-        import psutil
-
-        kids = psutil.Process().children(recursive=True)
-    except Exception:
-        return
-    kids = [p for p in kids if p.pid != _REAPER_PID]
-    for p in kids:
-        try:
-            p.kill()
-        except Exception:
-            pass
-    if kids:
-        psutil.wait_procs(kids, timeout=2)
+    spared = (_REAPER_PID,) if _REAPER_PID else ()
+    kill_tree(os.getpid(), include_root=False, exclude=spared, grace_s=2.0, reap_children=True)
 
 
 def _measure() -> Any:
@@ -427,28 +319,28 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         objective = load_objective(boot.objective, boot.objective_kwargs)
         _apply_torch_settings(boot)
     except BaseException as exc:
-        chan.send(("boot_error", (qualified_name(type(exc)), str(exc), format_traceback(exc))))
+        chan.send((Msg.BOOT_ERROR, (qualified_name(type(exc)), str(exc), format_traceback(exc))))
         chan.close()
-        os._exit(EXIT_BOOT_ERROR)
+        os._exit(WorkerExit.BOOT_ERROR)
     measure = _measure()
     # Everything imported so far (torch, transformers, the objective's module) lives as long as
     # the worker: freeze it so the collections between trials scan only what trials created
     # (a full collection with torch loaded otherwise costs ~60-100 ms per trial).
     gc.collect()
     gc.freeze()
-    chan.send(("ready", {"pid": os.getpid(), "boot_s": time.perf_counter() - t0}))
+    chan.send((Msg.READY, {"pid": os.getpid(), "boot_s": time.perf_counter() - t0}))
 
     while True:
         try:
             kind, payload = chan.recv()
         except (EOFError, OSError):
-            os._exit(EXIT_LIFELINE)
-        if kind == "stop":
+            os._exit(WorkerExit.LIFELINE)
+        if kind == Msg.STOP:
             chan.close()
             sys.stdout.flush()
             sys.stderr.flush()
-            os._exit(EXIT_OK)
-        if kind != "run":
+            os._exit(WorkerExit.OK)
+        if kind != Msg.RUN:
             continue
         spec: TrialSpec = payload
         outcome = run_trial(chan, spec, objective, boot, measure)
@@ -460,13 +352,18 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         sys.stderr.flush()
         os.dup2(worker_log, 1)
         os.dup2(worker_log, 2)
-        chan.send(("done", outcome.to_dict()))
+        # Clean up before reporting, so that a worker that cannot go on says so in its DONE and
+        # is never handed another trial (it would die under it).
         _kill_leftover_children()
         try:
             _clear_caches(measure)
-        except Exception:
+        except Exception as exc:
             # A sticky CUDA error surfaces here: only a new process gets a new context.
-            os._exit(EXIT_OK)
+            outcome.extra["recycle"] = f"cleanup after the trial failed: {type(exc).__name__}"
+        chan.send((Msg.DONE, outcome.to_dict()))
+        if outcome.extra.get("recycle"):
+            chan.close()
+            os._exit(WorkerExit.RECYCLE)
 
 
 def run_trial(
@@ -477,6 +374,8 @@ def run_trial(
     measure: Any,
 ) -> Outcome:
     import optuna
+
+    from hpo.chaos import FaultReturn
 
     log_note = ""
     try:
@@ -499,7 +398,7 @@ def run_trial(
     except optuna.TrialPruned as exc:
         outcome.status = Status.PRUNED
         outcome.message = str(exc)
-    except _ChaosReturn as exc:
+    except FaultReturn as exc:
         try:
             outcome.values = validate_values(exc.value, spec.n_objectives)
             outcome.status = Status.COMPLETE
@@ -517,38 +416,11 @@ def run_trial(
 
 
 def _call(objective: Callable[[Any], Any], trial: ProxyTrial, spec: TrialSpec) -> Any:
-    """Call the objective; with a chaos fault, the fault always happens: before the objective,
-    while it runs (a timer interrupts it), or at its end if it finished first."""
     if spec.fault is None:
         return objective(trial)
-    from hpo.testing.faults import inject
+    from hpo.chaos import call_with_fault
 
-    fault = spec.fault
-    if spec.fault_delay_s is None:
-        raise _ChaosReturn(inject(fault))
-    fired = False
-
-    def on_alarm(*_: Any) -> None:
-        nonlocal fired
-        fired = True
-        raise _ChaosReturn(inject(fault))
-
-    signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, max(spec.fault_delay_s, 0.001))
-    try:
-        objective(trial)
-    except BaseException:
-        if fired:
-            raise
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-    raise _ChaosReturn(inject(fault))
-
-
-class _ChaosReturn(BaseException):
-    def __init__(self, value: Any) -> None:
-        super().__init__(value)
-        self.value = value
+    return call_with_fault(objective, trial, spec.fault, spec.fault_delay_s)
 
 
 def _fill_failure(outcome: Outcome, exc: BaseException) -> None:

@@ -18,7 +18,11 @@ from typing import Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from hpo.chaos import Fault
 from hpo.errors import ConfigError
+from hpo.failures import Policy
+from hpo.paths import RunPaths
+from hpo.samplers import PRUNERS, SAMPLERS
 
 _STRICT = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -27,27 +31,31 @@ class SamplerConfig(BaseModel):
     """Which Optuna sampler the supervisor uses (one sampler for the whole run)."""
 
     model_config = _STRICT
-    name: Literal["tpe", "random", "cmaes", "nsga2", "qmc", "gp", "grid", "bruteforce"] = "tpe"
+    name: str = "tpe"
     seed: int | None = None
     kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in SAMPLERS:
+            raise ValueError(f"unknown sampler {v!r} (known: {', '.join(SAMPLERS)})")
+        return v
 
 
 class PrunerConfig(BaseModel):
     """Which Optuna pruner answers ``trial.should_prune()``."""
 
     model_config = _STRICT
-    name: Literal[
-        "median",
-        "nop",
-        "none",
-        "hyperband",
-        "successive_halving",
-        "percentile",
-        "threshold",
-        "patient",
-        "wilcoxon",
-    ] = "median"
+    name: str = "median"
     kwargs: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in PRUNERS:
+            raise ValueError(f"unknown pruner {v!r} (known: {', '.join(PRUNERS)})")
+        return v
 
 
 class SimulatedGPUConfig(BaseModel):
@@ -145,8 +153,6 @@ class StudyConfig(BaseModel):
     def _faults(cls, v: list[str] | None) -> list[str] | None:
         if v is None:
             return v
-        from hpo.testing.faults import Fault
-
         known = {f.value for f in Fault}
         for name in v:
             if name not in known:
@@ -156,8 +162,6 @@ class StudyConfig(BaseModel):
     @field_validator("on_failure")
     @classmethod
     def _policy(cls, v: dict[str, str]) -> dict[str, str]:
-        from hpo.failures import Policy
-
         Policy(v)  # raises ValueError naming the bad key or action
         return v
 
@@ -182,7 +186,7 @@ class StudyConfig(BaseModel):
     def storage_url(self) -> str:
         if self.storage:
             return self.storage
-        return f"sqlite:///{(self.run_path / 'study.db').resolve()}"
+        return f"sqlite:///{RunPaths(self.run_path).default_storage}"
 
     @property
     def failed_trial_limit(self) -> int:

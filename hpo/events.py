@@ -8,6 +8,7 @@ retried/recovered, device_quarantined, gpu_reset. Every event has ``ts`` (UNIX t
 from __future__ import annotations
 
 import json
+import logging
 import os
 import socket
 import time
@@ -52,3 +53,17 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     except OSError:
         pass
     return out
+
+
+def log_to_file(path: Path) -> logging.Handler:
+    """Send the ``hpo`` loggers to ``path`` (INFO and up); remove the handler when done."""
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("hpo").addHandler(handler)
+    logging.getLogger("hpo").setLevel(logging.INFO)
+    return handler
+
+
+def close_log(handler: logging.Handler) -> None:
+    logging.getLogger("hpo").removeHandler(handler)
+    handler.close()

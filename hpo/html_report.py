@@ -47,8 +47,10 @@ from optuna.distributions import (
 from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
+from hpo import attrs
 from hpo import storage as st
 from hpo.errors import ConfigError
+from hpo.paths import RunPaths
 
 if TYPE_CHECKING:
     import optuna
@@ -236,7 +238,7 @@ def _end(t: FrozenTrial) -> float | None:
 
 
 def _failure_class(t: FrozenTrial) -> str | None:
-    fc = t.user_attrs.get("failure_class")
+    fc = attrs.read(t.user_attrs, attrs.FAILURE_CLASS)
     return str(fc) if fc else None
 
 
@@ -713,7 +715,7 @@ def _device_events(
     if run_dir is not None:
         from hpo.events import read_events
 
-        for e in read_events(Path(run_dir) / "events.jsonl"):
+        for e in read_events(RunPaths(Path(run_dir)).events):
             if (
                 e.get("event") == "worker_started"
                 and e.get("pid") is not None
@@ -723,10 +725,10 @@ def _device_events(
             if e.get("event") in DEVICE_EVENTS and isinstance(e.get("ts"), int | float):
                 events.append({**e, "source": "events.jsonl"})
     try:
-        attrs = study.user_attrs
+        study_attrs = study.user_attrs
     except Exception:
-        attrs = {}
-    for key, value in attrs.items():
+        study_attrs = {}
+    for key, value in study_attrs.items():
         if not key.startswith("hpo:quarantine:") or not isinstance(value, dict):
             continue
         device = key.rsplit(":", 1)[-1]
@@ -763,10 +765,10 @@ def _event_lane(e: dict[str, Any]) -> str:
 
 
 def _trial_lane(t: FrozenTrial, pid_slot: dict[int, int]) -> str:
-    dev = t.user_attrs.get("device")
+    dev = attrs.read(t.user_attrs, attrs.DEVICE)
     if dev is not None:
         return f"GPU {dev}"
-    pid = t.user_attrs.get("worker_pid")
+    pid = attrs.read(t.user_attrs, attrs.WORKER_PID)
     if isinstance(pid, int) and pid in pid_slot:
         return f"slot {pid_slot[pid]}"
     return "CPU"
@@ -861,7 +863,7 @@ def _fig_peak_memory(d: _Data) -> _Figure:
     measured = [
         t
         for t in d.trials
-        if isinstance(p := t.user_attrs.get("peak_gpu_mem_mb"), int | float) and p > 0
+        if isinstance(p := attrs.read(t.user_attrs, attrs.PEAK_GPU_MEM_MB), int | float) and p > 0
     ]
     if not measured:
         raise _Skip("no trial has a measured peak_gpu_mem_mb (CPU run, or a study not run by hpo)")
@@ -885,7 +887,7 @@ def _fig_peak_memory(d: _Data) -> _Figure:
     for ax in axes[len(chosen) :]:
         ax.set_visible(False)
     fig.suptitle(FIGURES["peak-memory"])
-    peaks = [float(t.user_attrs["peak_gpu_mem_mb"]) for t in measured]
+    peaks = [float(attrs.read(t.user_attrs, attrs.PEAK_GPU_MEM_MB)) for t in measured]
     alt = (
         f"Scatter of measured peak GPU memory (MB) against {', '.join(chosen)} for {len(measured)} trials; "
         f"peaks from {min(peaks):,.0f} to {max(peaks):,.0f} MB; {len(ooms)} OOM trial(s) marked at the top"
@@ -923,7 +925,7 @@ def _peak_panel(
     all_x: list[float] = []
     for state in ("COMPLETE", "PRUNED", "FAIL"):
         pts = [
-            (xpos(t), float(t.user_attrs["peak_gpu_mem_mb"]))
+            (xpos(t), float(attrs.read(t.user_attrs, attrs.PEAK_GPU_MEM_MB)))
             for t in measured
             if t.state.name == state and t.number in b.of
         ]
@@ -1165,15 +1167,15 @@ def _summary(d: _Data) -> str:
         for cls, ts in sorted(by_class.items(), key=lambda kv: -len(kv[1])):
             states = Counter(t.state.name for t in ts)
             actions = Counter(
-                str(t.user_attrs.get("failure_action"))
+                str(attrs.read(t.user_attrs, attrs.FAILURE_ACTION))
                 for t in ts
-                if t.user_attrs.get("failure_action")
+                if attrs.read(t.user_attrs, attrs.FAILURE_ACTION)
             )
             msg = next(
                 (
-                    str(t.user_attrs.get("error_msg") or "").strip().splitlines()[0]
+                    str(attrs.read(t.user_attrs, attrs.ERROR_MSG) or "").strip().splitlines()[0]
                     for t in ts
-                    if str(t.user_attrs.get("error_msg") or "").strip()
+                    if str(attrs.read(t.user_attrs, attrs.ERROR_MSG) or "").strip()
                 ),
                 "",
             )
@@ -1230,7 +1232,7 @@ def _best_section(d: _Data) -> str:
     rows = []
     for t in ranked:
         value = ", ".join(f"{v:.6g}" for v in t.values)
-        dur = t.user_attrs.get("duration_s")
+        dur = attrs.read(t.user_attrs, attrs.DURATION_S)
         if dur is None and t.datetime_start and t.datetime_complete:
             dur = round((t.datetime_complete - t.datetime_start).total_seconds(), 2)
         rows.append(
@@ -1239,8 +1241,8 @@ def _best_section(d: _Data) -> str:
                 value,
                 ", ".join(f"{k}={_short(v)}" for k, v in t.params.items()),
                 "" if dur is None else f"{float(dur):.1f}",
-                _e_none(t.user_attrs.get("device")),
-                _e_none(t.user_attrs.get("attempt")),
+                _e_none(attrs.read(t.user_attrs, attrs.DEVICE)),
+                _e_none(attrs.read(t.user_attrs, attrs.ATTEMPT)),
             ]
         )
     parts.append(

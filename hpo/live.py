@@ -60,18 +60,16 @@ class LiveDisplay:
         for s in sup.slots:
             run = s.running
             params = ""
-            if run is not None and run.trial is not None:
+            if run is not None:
                 params = ", ".join(
                     f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-                    for k, v in list(run.trial.params.items())[:4]
+                    for k, v in list(run.spec.params.items())[:4]
                 )
             slots.add_row(
                 str(s.index),
                 "cpu" if s.device is None else f"gpu{s.device}",
                 str(s.worker.pid) if s.worker else "-",
-                str(run.spec.number)
-                if run
-                else ("starting" if s.worker and not s.ready else "idle"),
+                str(run.spec.number) if run else ("starting" if s.state == "booting" else "idle"),
                 params,
                 f"{now - run.started:.0f}s" if run else "",
             )
@@ -82,7 +80,7 @@ class LiveDisplay:
         eta = f"   ETA {_fmt_s(remaining / rate * 3600)}" if rate > 0 and remaining else ""
         line = Text(
             "  ".join(f"{k} {v}" for k, v in sorted(self.states.items()))
-            + (f"   best {sup.best:.6g}" if sup.best is not None else "")
+            + (f"   best {sup.stats.best:.6g}" if sup.stats.best is not None else "")
             + f"   {rate:.0f} trials/h this run   {remaining} to go{eta}"
         )
         parts: list[Any] = [slots, line]

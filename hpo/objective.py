@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from hpo.errors import ObjectiveLoadError
+from hpo.errors import ConfigError, HpoError, ObjectiveLoadError
 
 
 def load_callable(ref: str, what: str = "objective") -> Callable[..., Any]:
@@ -101,3 +101,17 @@ def _where(exc: BaseException) -> str:
         return ""
     f = user[-1]
     return f" (at {f.filename}:{f.lineno})"
+
+
+def run_preflight(ref: str | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Call the study's ``preflight`` (if any) with the objective's kwargs; its facts, or a
+    ConfigError naming the preflight when it raises (a missing model, bad data)."""
+    if not ref:
+        return {}
+    fn = load_callable(ref, what="preflight")
+    try:
+        return dict(fn(**kwargs) or {})
+    except HpoError:
+        raise
+    except Exception as exc:
+        raise ConfigError(f"preflight {ref}: {type(exc).__name__}: {exc}") from None

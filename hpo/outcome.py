@@ -1,4 +1,4 @@
-"""The child-to-supervisor contract: the outcome record and the reserved exit codes.
+"""The child-to-supervisor record: what the worker saw a trial do (the exit codes are in protocol).
 
 A worker reports each trial's outcome as an :class:`Outcome` over its pipe and, before that,
 writes the same record atomically (temp file + ``os.replace``) to the run folder, so that a
@@ -17,11 +17,6 @@ from pathlib import Path
 from typing import Any
 
 OUTCOME_VERSION = 1
-
-# Reserved worker exit codes (the worker-to-supervisor contract, as gunicorn's WORKER_BOOT_ERROR).
-EXIT_OK = 0  # asked to stop, or recycled after its quota of trials
-EXIT_BOOT_ERROR = 3  # the objective could not be imported: restarting will not help
-EXIT_LIFELINE = 4  # the supervisor vanished (lifeline pipe closed): the worker killed its group
 
 
 class Status(str, enum.Enum):
@@ -42,7 +37,9 @@ class Outcome:
     ``values`` is set for COMPLETE; ``exception_type`` (qualified name, e.g.
     ``torch.OutOfMemoryError``), ``message`` and ``traceback`` (the tail, chained causes included)
     for FAILED (and PRUNED, when the objective gave a reason). ``peak_gpu_mem_mb`` is the trial's
-    measured peak where a GPU (real or simulated) was used.
+    measured peak where a GPU (real or simulated) was used. ``extra`` carries optional notes:
+    ``log_error`` (the trial log could not be written) and ``recycle`` (the worker cannot run
+    another trial and exits with ``WorkerExit.RECYCLE`` right after this record).
     """
 
     trial_number: int

@@ -1,4 +1,4 @@
-"""Start, watch and kill worker processes. Mechanism only: nothing here knows what a trial is.
+"""Start, watch and kill processes. Mechanism only: nothing here knows what a trial or a failure is.
 
 Workers are started with ``forkserver`` (or ``spawn``), never ``fork`` after CUDA is initialised.
 Each worker calls ``os.setsid()`` at start and so leads its own process group: killing the group
@@ -17,13 +17,12 @@ import os
 import signal
 import sys
 import time
+from collections.abc import Callable, Iterable
 from multiprocessing.connection import Connection
 from multiprocessing.context import BaseContext
 from typing import Any
 
 import psutil
-
-from hpo.child import WorkerBoot, worker_main
 
 log = logging.getLogger(__name__)
 
@@ -66,17 +65,73 @@ def make_context(
     return ctx
 
 
-class WorkerProcess:
-    """One worker process, its message channel and its lifeline."""
+def kill_tree(
+    pid: int,
+    sig: int = signal.SIGKILL,
+    *,
+    grace_s: float = 0.0,
+    include_root: bool = True,
+    exclude: Iterable[int] = (),
+    reap_children: bool = False,
+) -> list[int]:
+    """Signal ``pid``, its process group (if it leads one) and every descendant; the one way
+    ``hpo`` kills a process tree.
 
-    def __init__(self, ctx: BaseContext, boot: WorkerBoot) -> None:
-        self.slot = boot.slot
+    With ``sig`` other than SIGKILL and ``grace_s`` > 0, whatever is still alive after the grace
+    period gets SIGKILL (psutil's ``wait_procs``: wait, then kill). Descendants that left the
+    group (their own session) are found through the tree. Processes in ``exclude`` are spared.
+    Only with ``grace_s`` > 0 does it wait, and not for the caller's direct children unless
+    ``reap_children`` (by default their owner reaps them: a ``multiprocessing.Process`` must see
+    its own child's exit). Returns the pids signalled.
+    """
+    spared = set(exclude) | {os.getpid()}
+    try:
+        root = psutil.Process(pid)
+        procs = root.children(recursive=True)
+        if include_root:
+            procs.insert(0, root)
+    except psutil.Error:
+        procs = []
+    procs = [p for p in procs if p.pid not in spared]
+    if include_root:
+        with contextlib.suppress(OSError):
+            if os.getpgid(pid) == pid:  # it leads its group (setsid at start)
+                os.killpg(pid, sig)
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            p.send_signal(sig)
+    me = os.getpid()
+    waitable = []
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            if reap_children or p.ppid() != me:
+                waitable.append(p)
+    if grace_s > 0 and waitable:
+        _, alive = psutil.wait_procs(waitable, timeout=grace_s)
+        if sig != signal.SIGKILL and alive:
+            for p in alive:
+                with contextlib.suppress(psutil.Error):
+                    p.kill()
+            psutil.wait_procs(alive, timeout=2.0)
+    return [p.pid for p in procs]
+
+
+class WorkerProcess:
+    """One worker process, its message channel and its lifeline.
+
+    ``target(chan, lifeline, *args)`` runs in the new process: ``chan`` is its end of the duplex
+    message pipe, ``lifeline`` the read end of a pipe that reaches EOF when this process dies.
+    """
+
+    def __init__(
+        self, ctx: BaseContext, target: Callable[..., None], args: tuple[Any, ...], name: str
+    ) -> None:
         self.chan, child_chan = ctx.Pipe(duplex=True)
         lifeline_r, self._lifeline_w = ctx.Pipe(duplex=False)
         self.proc = ctx.Process(  # type: ignore[attr-defined]
-            target=worker_main,
-            args=(child_chan, lifeline_r, boot),
-            name=f"hpo-worker-{boot.slot}",
+            target=target,
+            args=(child_chan, lifeline_r, *args),
+            name=name,
             daemon=False,  # daemonic processes may not have children (DataLoader workers)
         )
         self.proc.start()
@@ -84,7 +139,6 @@ class WorkerProcess:
         lifeline_r.close()
         self.pid: int = self.proc.pid
         self.started = time.monotonic()
-        self.killed_by_us: int | None = None  # the signal we sent, if any
         self._ps: psutil.Process | None = None
 
     @property
@@ -125,22 +179,16 @@ class WorkerProcess:
         return total / 2**20
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
-        """Signal the worker's whole process group and every descendant we can see."""
-        if self.killed_by_us is None:
-            self.killed_by_us = sig
-        kids = self.descendants()
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)  # the worker leads its group (setsid at start)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(self.pid, sig)
-        for p in kids:
-            with contextlib.suppress(psutil.Error):
-                p.send_signal(sig)
+        """Signal the worker's whole tree (see :func:`kill_tree`); its exit is reaped by join."""
+        kill_tree(self.pid, sig)
 
-    def stop(self) -> None:
-        """Ask the worker to exit after its current trial (planned recycle)."""
-        with contextlib.suppress(OSError, ValueError):
-            self.chan.send(("stop", None))
+    def send(self, message: Any) -> bool:
+        """Send ``message``; False when the worker's end is gone (its sentinel will tell why)."""
+        try:
+            self.chan.send(message)
+            return True
+        except (OSError, ValueError):
+            return False
 
     def join(self, timeout: float) -> bool:
         self.proc.join(timeout)
@@ -203,15 +251,12 @@ def sweep_orphans(known: set[int]) -> list[int]:
             if p.status() == psutil.STATUS_ZOMBIE:
                 os.waitpid(p.pid, os.WNOHANG)
                 continue
-            for q in p.children(recursive=True):
-                with contextlib.suppress(psutil.Error):
-                    q.kill()
-            p.kill()
-            killed.append(p.pid)
-            with contextlib.suppress(ChildProcessError, OSError):
-                os.waitpid(p.pid, 0)
-        except psutil.Error:
+        except (psutil.Error, OSError):
             continue
+        kill_tree(p.pid, signal.SIGKILL)
+        killed.append(p.pid)
+        with contextlib.suppress(ChildProcessError, OSError):
+            os.waitpid(p.pid, 0)
     return killed
 
 
@@ -235,3 +280,45 @@ def recv_all(chan: Connection) -> list[Any]:
     except (EOFError, OSError):
         pass
     return out
+
+
+class SignalWake:
+    """SIGINT/SIGTERM handlers that only record the signal and wake a ``wait`` (gunicorn's
+    arbiter: handlers enqueue, the loop acts). ``fd`` becomes readable when a signal arrives;
+    ``take()`` returns the pending signal number (or None) and how many were seen in all.
+    Use as a context manager: the previous handlers are restored on exit."""
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+    def __init__(self) -> None:
+        self.pending: int | None = None
+        self.seen = 0
+        self.fd = -1
+
+    def _handler(self, signum: int, _frame: Any) -> None:
+        self.pending = signum
+        self.seen += 1
+
+    def __enter__(self) -> SignalWake:
+        self.fd, self._w = os.pipe()
+        for fd in (self.fd, self._w):
+            os.set_blocking(fd, False)
+        self._old_wakeup = signal.set_wakeup_fd(self._w)
+        self._old = [signal.signal(s, self._handler) for s in self.SIGNALS]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, old in zip(self.SIGNALS, self._old, strict=True):
+            signal.signal(s, old)
+        signal.set_wakeup_fd(self._old_wakeup)
+        os.close(self.fd)
+        os.close(self._w)
+
+    def drain(self) -> None:
+        with contextlib.suppress(OSError):
+            while os.read(self.fd, 512):
+                pass
+
+    def take(self) -> int | None:
+        signum, self.pending = self.pending, None
+        return signum

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from hpo.errors import ExitCode
+
 if TYPE_CHECKING:
     from hpo.config import StudyConfig
     from hpo.supervisor import Supervisor
@@ -63,7 +65,7 @@ class Progress:
                 if value and len(value) == 1
                 else (f" values={value}" if value else "")
             )
-            best = self.sup.best if self.sup else None
+            best = self.sup.stats.best if self.sup else None
             click.echo(
                 f"trial {rec['trial']:>5} {rec['state']:<8}{shown} ({rec.get('duration_s', 0):.1f}s)"
                 + (f"  best={best:.6g}" if best is not None else ""),
@@ -86,7 +88,7 @@ class Progress:
             self.live.stop()
         from hpo.report import run_summary
 
-        if code not in (0, 130) and sup.stop_message:
+        if code not in (ExitCode.OK, ExitCode.INTERRUPTED) and sup.stop_message:
             click.echo(f"hpo: error: {sup.stop_message}", err=True)
         if code in (2, 3) and not hasattr(sup, "study"):
             return  # nothing was opened: the one error line says it all

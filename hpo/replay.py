@@ -19,6 +19,7 @@ import click
 import optuna
 from optuna.trial import FixedTrial, TrialState
 
+from hpo import attrs
 from hpo import storage as st
 from hpo.errors import ConfigError
 
@@ -39,7 +40,7 @@ def replay(
     os.environ.update(env)
     os.environ["CUDA_LAUNCH_BLOCKING"] = "1"  # before anything initialises CUDA
     os.environ.setdefault("TORCH_SHOW_CPP_STACKTRACES", "1")
-    device = original.user_attrs.get("device")
+    device = attrs.read(original.user_attrs, attrs.DEVICE)
     if device is not None and "CUDA_VISIBLE_DEVICES" not in env:
         os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
         os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
@@ -49,9 +50,9 @@ def replay(
     )
     click.echo(f"hpo replay: params {params}", err=True)
     click.echo("hpo replay: CUDA_LAUNCH_BLOCKING=1, autograd anomaly detection on", err=True)
-    if original.user_attrs.get("failure_class"):
+    if attrs.read(original.user_attrs, attrs.FAILURE_CLASS):
         click.echo(
-            f"hpo replay: originally {original.user_attrs.get('failure_class')}: {original.user_attrs.get('error_msg', '')[:200]}",
+            f"hpo replay: originally {attrs.read(original.user_attrs, attrs.FAILURE_CLASS)}: {attrs.read(original.user_attrs, attrs.ERROR_MSG, '')[:200]}",
             err=True,
         )
     try:
@@ -63,7 +64,7 @@ def replay(
     from hpo.objective import load_objective
 
     objective = load_objective(objective_ref, objective_kwargs)
-    fault = original.user_attrs.get("chaos_fault") if inject_fault else None
+    fault = attrs.read(original.user_attrs, attrs.CHAOS_FAULT) if inject_fault else None
     trial: Any
     if record:
         study.enqueue_trial(params, user_attrs={"replay_of": number})
@@ -76,7 +77,7 @@ def replay(
     start = time.perf_counter()
     try:
         if fault:
-            from hpo.testing.faults import inject
+            from hpo.chaos import inject
 
             click.echo(
                 f"hpo replay: re-injecting the chaos fault {fault!r} recorded on trial {number}",
@@ -92,16 +93,15 @@ def replay(
         return 0
     except BaseException as exc:  # noqa: BLE001 - show it as the worker would have recorded it
         traceback.print_exc()
-        from hpo.child import format_traceback, qualified_name
+        from hpo.child import format_traceback
         from hpo.failures import classify
+        from hpo.protocol import qualified_name
 
         diag = classify(qualified_name(type(exc)), str(exc), format_traceback(exc))
         click.echo(f"hpo replay: {diag.failure_class.value}: {diag.summary}", err=True)
         click.echo(f"hpo replay: hint: {diag.hint}", err=True)
         if record:
-            study._storage.set_trial_user_attr(
-                trial._trial_id, "failure_class", diag.failure_class.value
-            )
+            trial.set_user_attr(attrs.FAILURE_CLASS, diag.failure_class.value)
             study.tell(trial, state=TrialState.FAIL)
         return 1
     click.echo(f"hpo replay: returned {value!r} in {time.perf_counter() - start:.1f}s", err=True)

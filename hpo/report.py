@@ -20,21 +20,13 @@ from typing import TYPE_CHECKING, Any
 import click
 from optuna.trial import FrozenTrial, TrialState
 
+from hpo import attrs
 from hpo import storage as st
-from hpo.errors import ConfigError
+from hpo.errors import ConfigError, ExitCode
+from hpo.paths import RunPaths
 
 if TYPE_CHECKING:
     from hpo.supervisor import Supervisor
-
-EXIT_MEANING = {
-    0: "reached n_trials",
-    1: "internal error",
-    2: "configuration error",
-    3: "storage error",
-    4: "stopped by the circuit breaker",
-    5: "no usable device left",
-    130: "interrupted",
-}
 
 
 def _best(study: Any) -> tuple[float | None, dict[str, Any], int | None]:
@@ -50,11 +42,11 @@ def _best(study: Any) -> tuple[float | None, dict[str, Any], int | None]:
 def run_summary(sup: Supervisor, code: int) -> str:
     lines = []
     try:
-        all_trials = st.trials(sup.study)
+        all_trials = st.trials(sup.store.study)
     except Exception:
         all_trials = []
     by_state = Counter(t.state.name for t in all_trials)
-    meaning = EXIT_MEANING.get(code, "")
+    meaning = ExitCode.describe(code)
     lines.append(f"hpo: study {sup.cfg.study!r} finished with exit code {code} ({meaning})")
     lines.append(
         "hpo: trials in study: "
@@ -66,12 +58,12 @@ def run_summary(sup: Supervisor, code: int) -> str:
     )
     if sup.recovered:
         lines.append(f"hpo: recovered {sup.recovered} trial(s) left running by a dead supervisor")
-    if sup.counts:
+    if sup.stats.counts:
         lines.append(
-            "hpo: this run: " + ", ".join(f"{k} {v}" for k, v in sorted(sup.counts.items()))
+            "hpo: this run: " + ", ".join(f"{k} {v}" for k, v in sorted(sup.stats.counts.items()))
         )
-    if hasattr(sup, "study"):
-        value, params, number = _best(sup.study)
+    if hasattr(sup, "store"):
+        value, params, number = _best(sup.store.study)
         if value is not None:
             lines.append(
                 f"hpo: best trial {number}: value {value:.6g} params {json.dumps(params, default=str)}"
@@ -103,7 +95,9 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
     by_state = Counter(st.state_counts(study))
     trials = st.trials_uncached(study, (TrialState.FAIL, TrialState.PRUNED, TrialState.RUNNING))
     by_class = Counter(
-        t.user_attrs.get("failure_class") for t in trials if t.user_attrs.get("failure_class")
+        attrs.read(t.user_attrs, attrs.FAILURE_CLASS)
+        for t in trials
+        if attrs.read(t.user_attrs, attrs.FAILURE_CLASS)
     )
     now = dt.datetime.now()
     running = []
@@ -192,7 +186,7 @@ def _recent_events(config: str | None, limit: int = 10) -> list[dict[str, Any]]:
     cfg = load_config(config, {})
     evs = [
         e
-        for e in read_events(cfg.run_path / "events.jsonl")
+        for e in read_events(RunPaths(cfg.run_path).events)
         if e.get("event")
         in (
             "worker_recycled",
@@ -241,25 +235,25 @@ def _parse_since(since: str | None) -> dt.datetime | None:
 
 def failure_row(t: FrozenTrial) -> dict[str, Any]:
     ua = t.user_attrs
-    msg = ua.get("error_msg") or ""
-    duration = ua.get("duration_s")
+    msg = attrs.read(ua, attrs.ERROR_MSG) or ""
+    duration = attrs.read(ua, attrs.DURATION_S)
     if duration is None and t.datetime_start and t.datetime_complete:
         duration = round((t.datetime_complete - t.datetime_start).total_seconds(), 3)
     return {
         "number": t.number,
         "state": t.state.name,
-        "failure_class": ua.get("failure_class"),
-        "failure_action": ua.get("failure_action"),
-        "attempt": ua.get("attempt"),
-        "retry_of": ua.get("retry_of"),
-        "exception_type": ua.get("exception_type"),
+        "failure_class": attrs.read(ua, attrs.FAILURE_CLASS),
+        "failure_action": attrs.read(ua, attrs.FAILURE_ACTION),
+        "attempt": attrs.read(ua, attrs.ATTEMPT),
+        "retry_of": attrs.read(ua, attrs.RETRY_OF),
+        "exception_type": attrs.read(ua, attrs.EXCEPTION_TYPE),
         "message": msg.splitlines()[0] if msg else "",
         "params": t.params or t.system_attrs.get("fixed_params", {}),
-        "device": ua.get("device"),
+        "device": attrs.read(ua, attrs.DEVICE),
         "duration_s": duration,
-        "log_path": ua.get("log_path"),
+        "log_path": attrs.read(ua, attrs.LOG_PATH),
         "datetime_start": t.datetime_start.isoformat() if t.datetime_start else None,
-        "chaos_fault": ua.get("chaos_fault"),
+        "chaos_fault": attrs.read(ua, attrs.CHAOS_FAULT),
     }
 
 
@@ -284,7 +278,7 @@ def failures(
     for t in st.trials_uncached(study, not_complete):
         if want_states and t.state.name not in want_states:
             continue
-        if classes and t.user_attrs.get("failure_class") not in classes:
+        if classes and attrs.read(t.user_attrs, attrs.FAILURE_CLASS) not in classes:
             continue
         if after and t.datetime_start and t.datetime_start < after:
             continue
@@ -351,9 +345,11 @@ def _short(v: Any) -> str:
 def _show_trial(t: FrozenTrial, fmt: str) -> int:
     ua = dict(t.user_attrs)
     log_tail = ""
-    if ua.get("log_path"):
+    if attrs.read(ua, attrs.LOG_PATH):
         try:
-            text = Path(ua["log_path"]).read_text(encoding="utf-8", errors="replace")
+            text = Path(attrs.read(ua, attrs.LOG_PATH)).read_text(
+                encoding="utf-8", errors="replace"
+            )
             log_tail = "\n".join(text.splitlines()[-40:])
         except OSError as exc:
             log_tail = f"(log not readable here: {exc.strerror})"
@@ -378,7 +374,7 @@ def _show_trial(t: FrozenTrial, fmt: str) -> int:
         click.echo(f"  values: {t.values}")
     if t.intermediate_values:
         click.echo(f"  intermediate values: {t.intermediate_values}")
-    tb = ua.pop("traceback", None)
+    tb = ua.pop(attrs.TRACEBACK, None) or ua.pop("traceback", None)
     for k in sorted(ua):
         click.echo(f"  {k}: {ua[k]}")
     if tb:

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -15,38 +16,79 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 
+# Hypothesis keeps no example database in the checkout.
+try:
+    from hypothesis import settings as _hyp_settings
+
+    _hyp_settings.register_profile("hpo", database=None)
+    _hyp_settings.load_profile("hpo")
+except ImportError:  # pragma: no cover - hypothesis is in the dev extra
+    pass
+
 
 def write_config(path: Path, **cfg: Any) -> Path:
     path.write_text(yaml.safe_dump(cfg, sort_keys=False))
     return path
 
 
+# Every process a test starts leads its own process group (session); the autouse fixture
+# below kills each group at teardown, so a test that fails half-way (an assertion before its
+# own clean-up) never leaves a supervisor, a forkserver or a worker behind.
+_STARTED: list[subprocess.Popen[str]] = []
+
+
 def run_hpo(
     *args: str, timeout: float = 180, env: dict[str, str] | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
+    proc = start_hpo(*args, env=env, cwd=cwd)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def start_hpo(
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, **kw: Any
+) -> subprocess.Popen[str]:
     full_env = {**os.environ, **(env or {})}
     full_env.setdefault("PYTHONPATH", str(ROOT))
-    return subprocess.run(
-        [sys.executable, "-m", "hpo.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env=full_env,
-        cwd=str(cwd or ROOT),
-    )
-
-
-def start_hpo(*args: str, env: dict[str, str] | None = None, **kw: Any) -> subprocess.Popen[str]:
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.Popen(
+    proc = subprocess.Popen(
         [sys.executable, "-m", "hpo.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=full_env,
-        cwd=str(ROOT),
+        cwd=str(cwd or ROOT),
+        start_new_session=True,
         **kw,
     )
+    _STARTED.append(proc)
+    return proc
+
+
+def _kill_group(proc: subprocess.Popen[str]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        pass
+
+
+@pytest.fixture(autouse=True)
+def _kill_started_processes() -> Any:
+    yield
+    while _STARTED:
+        proc = _STARTED.pop()
+        if proc.poll() is None:
+            _kill_group(proc)
+        for stream in (proc.stdout, proc.stderr):
+            if stream is not None:
+                stream.close()
 
 
 def _worker_pids(run_dir: Path) -> set[int]:

@@ -321,6 +321,7 @@ def test_objective_from_optunas_own_readme_unchanged(tmp_path: Path) -> None:
     assert len(rows) == 8 and all(r["state"] == "COMPLETE" for r in rows)
 
 
+@pytest.mark.slow
 def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
     """The spine's acceptance: 200 COMPLETE+PRUNED trials under 30% chaos, every other trial tagged."""
     run_dir = tmp_path / "chaos"
@@ -353,10 +354,10 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
     assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
     faults = set()
     for t in trials:
-        if t.state == TrialState.FAIL or t.user_attrs.get("chaos_fault"):
-            assert t.user_attrs.get("failure_class") and t.user_attrs.get("failure_action"), t
-            assert t.user_attrs.get("chaos_fault"), t  # here only injected faults fail
-            faults.add(t.user_attrs["chaos_fault"])
+        if t.state == TrialState.FAIL or t.user_attrs.get("hpo:chaos_fault"):
+            assert t.user_attrs.get("failure_class") and t.user_attrs.get("hpo:failure_action"), t
+            assert t.user_attrs.get("hpo:chaos_fault"), t  # here only injected faults fail
+            faults.add(t.user_attrs["hpo:chaos_fault"])
         elif t.state == TrialState.PRUNED:  # pruned by the objective's own pruner: no failure tags
             assert "failure_class" not in t.user_attrs
     assert len(faults) >= 8, faults
@@ -364,21 +365,21 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
     from tests.test_runner_faults import EXPECTED
 
     for t in trials:
-        fault = t.user_attrs.get("chaos_fault")
+        fault = t.user_attrs.get("hpo:chaos_fault")
         if not fault:
             continue
         fclass, _state, action, _retried = EXPECTED[fault]
         assert t.user_attrs["failure_class"] == fclass, (fault, t.user_attrs)
-        if "retries exhausted" in t.user_attrs.get("failure_note", ""):
-            assert t.user_attrs["failure_action"] == "prune"
+        if "retries exhausted" in t.user_attrs.get("hpo:failure_note", ""):
+            assert t.user_attrs["hpo:failure_action"] == "prune"
         else:
-            assert t.user_attrs["failure_action"] == action, (fault, t.user_attrs)
+            assert t.user_attrs["hpo:failure_action"] == action, (fault, t.user_attrs)
     # Retries are linked to their originals and carry the same parameters.
     by_number = {t.number: t for t in trials}
     for t in trials:
-        if "retry_of" in t.user_attrs:
-            original = by_number[t.user_attrs["retry_of"]]
-            assert original.user_attrs["failure_action"] == "retry"
+        if "hpo:retry_of" in t.user_attrs:
+            original = by_number[t.user_attrs["hpo:retry_of"]]
+            assert original.user_attrs["hpo:failure_action"] == "retry"
             # What the original had suggested before dying is fixed in the retry.
             assert all(t.params.get(k) == v for k, v in original.params.items()) or not t.params
     # The analysis code written for the old in-process runner works unchanged.

@@ -45,7 +45,7 @@ def test_two_trial_criteria_study_with_the_tiny_model(tmp_path: Path) -> None:
         assert t.user_attrs["epochs_run"] == 2 and t.user_attrs["micro_batch_size"] == 16
     assert "majority_baseline_macro_f1" in study.user_attrs
     # The objective's per-epoch log lines reach the trial's own log file.
-    assert "epoch" in Path(study.trials[0].user_attrs["log_path"]).read_text().lower()
+    assert "epoch" in Path(study.trials[0].user_attrs["hpo:log_path"]).read_text().lower()
     assert_no_run_processes(run_dir)
 
 
@@ -69,6 +69,9 @@ def test_guard_faults_get_their_class_through_the_runner(
     proc = run_hpo("run", str(cfg), "--quiet")
     t = optuna.load_study(study_name=kind, storage=f"sqlite:///{run_dir / 'study.db'}").trials[0]
     assert t.user_attrs["failure_class"] == fclass, t.user_attrs
-    assert t.user_attrs["exception_type"] in ("hpo.guards.DataError", "hpo.guards.NumericalError")
+    assert t.user_attrs["hpo:exception_type"] in (
+        "hpo.guards.DataError",
+        "hpo.guards.NumericalError",
+    )
     assert t.user_attrs["cuda_error"] is False
     assert proc.returncode == (4 if fclass == "data_error" else 0)

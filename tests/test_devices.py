@@ -415,8 +415,16 @@ def test_close_is_idempotent(fake_nvml: Any) -> None:
 def test_shutdown_error_is_swallowed(fake_nvml: Any) -> None:
     mod = fake_nvml()
     backend = NVMLBackend()
-    mod.nvmlShutdown = lambda: (_ for _ in ()).throw(FakeNVMLError())
-    backend.close()
+    tries: list[int] = []
+
+    def failing_shutdown() -> None:
+        tries.append(1)
+        raise FakeNVMLError()
+
+    mod.nvmlShutdown = failing_shutdown
+    backend.close()  # must not raise
+    backend.close()  # and the failed shutdown is not tried again
+    assert tries == [1]
 
 
 def test_real_pynvml_without_gpu_falls_back_to_cpu() -> None:

@@ -34,9 +34,9 @@ def _packing_run(tmp_path: Path, name: str, trials_per_gpu: int | str) -> dict[s
     trials = study.get_trials()
     assert_no_run_processes(run_dir)
     # Every trial ran pinned to a simulated GPU and recorded its measured peak.
-    assert all(t.user_attrs.get("device") in (0, 1) for t in trials)
+    assert all(t.user_attrs.get("hpo:device") in (0, 1) for t in trials)
     assert all(
-        t.user_attrs.get("peak_gpu_mem_mb") for t in trials if t.state == TrialState.COMPLETE
+        t.user_attrs.get("hpo:peak_gpu_mem_mb") for t in trials if t.state == TrialState.COMPLETE
     )
     return {
         "complete": sum(t.state == TrialState.COMPLETE for t in trials),
@@ -79,7 +79,7 @@ def test_failing_device_is_quarantined_and_run_finishes_on_other(tmp_path: Path)
     done = [t for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
     assert len(done) == 16
     failed_on_0 = [
-        t for t in trials if t.user_attrs.get("device") == 0 and t.state == TrialState.FAIL
+        t for t in trials if t.user_attrs.get("hpo:device") == 0 and t.state == TrialState.FAIL
     ]
     assert failed_on_0 and all(
         t.user_attrs["failure_class"] == "cuda_context_corrupted" for t in failed_on_0
@@ -87,11 +87,11 @@ def test_failing_device_is_quarantined_and_run_finishes_on_other(tmp_path: Path)
     # After the quarantine every trial (the retries included) ran on GPU 1.
     first_q = max(t.number for t in failed_on_0)
     assert all(
-        t.user_attrs.get("device") == 1
+        t.user_attrs.get("hpo:device") == 1
         for t in trials
         if t.number > first_q + 1 and t.state == TrialState.COMPLETE
     )
-    retried = {t.user_attrs.get("retry_of") for t in trials}
+    retried = {t.user_attrs.get("hpo:retry_of") for t in trials}
     assert all(t.number in retried for t in failed_on_0)
     events = (run_dir / "events.jsonl").read_text()
     assert "device_quarantined" in events

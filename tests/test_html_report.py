@@ -3,7 +3,7 @@
 The end-to-end test runs a real chaos study on the simulated GPU backend, writes the report with
 the CLI, renders the page in headless Chromium (Debian's ``chromium`` package) and checks from the
 rendered DOM that every expected figure is there and was decoded by the browser, and that each
-image is a non-blank PNG; the screenshot is kept under ``test-artifacts/``. The other tests build
+image is a non-blank PNG; the screenshot is kept in the test's ``tmp_path``. The other tests build
 studies in-process with plain Optuna (no tags, all failed, multi-objective, empty).
 """
 
@@ -14,7 +14,6 @@ import io
 import json
 import math
 import os
-import shutil
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -26,11 +25,10 @@ from optuna.distributions import CategoricalDistribution, FloatDistribution, Int
 from optuna.trial import TrialState
 
 from hpo import html_report
-from tests.conftest import ROOT, run_hpo, write_config
+from tests.conftest import run_hpo, write_config
 
 CHROMIUM = Path("/usr/bin/chromium")
 NO_CHROMIUM = "Debian's chromium package is not installed (apt-get install chromium)"
-ARTIFACTS = ROOT / "test-artifacts"
 
 # What the simulated chaos study must show: every figure of the report.
 ALL_FIGURES = set(html_report.FIGURES)
@@ -227,14 +225,11 @@ def test_report_of_chaos_study_renders_in_chromium(chaos_study: Path, tmp_path: 
             f"chromium did not draw {name}: {seen}"
         )
 
-    ARTIFACTS.mkdir(exist_ok=True)
-    shot = ARTIFACTS / "html-report.png"
-    shot.unlink(missing_ok=True)
+    shot = tmp_path / "html-report.png"  # kept with the report for a person to look at
     chromium(
         exe, tmp_path / "profile2", f"--screenshot={shot}", "--window-size=1280,4000", path.as_uri()
     )
     assert_drawn_png(shot.read_bytes(), "screenshot")
-    shutil.copyfile(path, ARTIFACTS / "html-report.html")
 
 
 @pytest.mark.slow

@@ -68,7 +68,9 @@ def test_sigkill_supervisor_five_times_then_finish(tmp_path: Path) -> None:
         tmp_path / "s.yaml",
         study="k",
         objective="hpo.testing.objectives:quadratic",
-        objective_kwargs={"sleep_s": 0.15},
+        # 100 x 0.4 s over 4 workers is ~10 s of work: six runs of at most ~2 s each cannot
+        # finish it, so every kill lands (with 0.15 s a fast run sometimes finished early).
+        objective_kwargs={"sleep_s": 0.4},
         run_dir=str(run_dir),
         n_trials=n,
         workers=4,
@@ -106,7 +108,7 @@ def test_sigkill_supervisor_five_times_then_finish(tmp_path: Path) -> None:
     trials = study.get_trials(deepcopy=False)
     lost = [t for t in trials if t.user_attrs.get("failure_class") == "supervisor_lost"]
     assert lost, "the kills should have caught trials in flight"
-    retried_of = {t.user_attrs.get("retry_of") for t in trials}
+    retried_of = {t.user_attrs.get("hpo:retry_of") for t in trials}
     for t in lost:
         assert t.state == TrialState.FAIL
         assert t.number in retried_of, f"supervisor_lost trial {t.number} has no retry"
@@ -161,7 +163,7 @@ def test_outcome_recorded_before_supervisor_died_is_told(tmp_path: Path) -> None
     assert "recovered 1 trial" in proc.stdout
     t0 = optuna.load_study(study_name="o", storage=url).get_trials()[0]
     assert t0.state == TrialState.COMPLETE and t0.value == pytest.approx(x * 2)
-    assert t0.user_attrs["worker_pid"] == 4242
+    assert t0.user_attrs["hpo:worker_pid"] == 4242
 
 
 @pytest.mark.parametrize("objective", ["spawns_grandchild", "holds_the_gil"])
@@ -252,7 +254,7 @@ def _two_supervisors(tmp_path: Path, storage: str, study: str, n: int) -> optuna
     # Both supervisors worked, and no parameters were run twice (the samplers do not walk in lockstep).
     owners = {t.system_attrs[st.OWNER_KEY]["pid"] for t in trials}
     assert len(owners) == 2
-    params = [tuple(sorted(t.params.items())) for t in trials if "retry_of" not in t.user_attrs]
+    params = [tuple(sorted(t.params.items())) for t in trials if "hpo:retry_of" not in t.user_attrs]
     assert len(params) == len(set(params))
     for i in range(2):
         assert_no_run_processes(tmp_path / f"run{i}")
@@ -417,7 +419,7 @@ def test_unwritable_trial_log_is_recorded_and_run_goes_on(tmp_path: Path) -> Non
     assert proc.returncode == 0, proc.stdout + proc.stderr
     trials = optuna.load_study(study_name="l", storage=f"sqlite:///{run_dir / 'study.db'}").trials
     assert [t.state for t in trials] == [TrialState.COMPLETE] * 3
-    assert "log file unwritable" in trials[1].user_attrs["log_error"]
+    assert "log file unwritable" in trials[1].user_attrs["hpo:log_error"]
 
 
 def test_trial_left_by_a_supervisor_killed_inside_ask_is_recovered(tmp_path: Path) -> None:
@@ -469,5 +471,5 @@ def test_trial_left_by_a_supervisor_killed_inside_ask_is_recovered(tmp_path: Pat
         trials[0].state == TrialState.FAIL
         and trials[0].user_attrs["failure_class"] == "supervisor_lost"
     )
-    assert "while asking" in trials[0].user_attrs["error_msg"]
-    assert any(t.user_attrs.get("retry_of") == 0 and t.params["x"] == 1.0 for t in trials)
+    assert "while asking" in trials[0].user_attrs["hpo:error_msg"]
+    assert any(t.user_attrs.get("hpo:retry_of") == 0 and t.params["x"] == 1.0 for t in trials)

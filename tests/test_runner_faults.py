@@ -74,37 +74,38 @@ def test_fault_kind(fault: str, run_dir: Path, tmp_path: Path) -> None:
     ua = bad.user_attrs
     assert bad.state == fstate, ua
     assert ua["failure_class"] == fclass, ua
-    assert ua["failure_action"] == action
+    assert ua["hpo:failure_action"] == action
     for key in (
-        "exception_type",
-        "error_msg",
-        "traceback",
-        "exit_code",
-        "signal",
-        "log_path",
-        "worker_pid",
-        "host",
-        "attempt",
-        "duration_s",
-        "cuda_error",
+        "hpo:exception_type",
+        "hpo:error_msg",
+        "hpo:traceback",
+        "hpo:exit_code",
+        "hpo:signal",
+        "hpo:log_path",
+        "hpo:worker_pid",
+        "hpo:host",
+        "hpo:attempt",
+        "hpo:duration_s",
+        "hpo:cuda_error",
+        "cuda_error",  # the seed-compatible keys, unprefixed too
         "cuda_error_type",
         "cuda_error_msg",
     ):
         assert key in ua, f"tag {key} missing: {sorted(ua)}"
-    assert ua["attempt"] == 1
+    assert ua["hpo:attempt"] == 1
     # What the objective wrote before dying is kept.
     assert ua["progress"] == "started"
     assert bad.intermediate_values == {0: bad.params["x"]}
-    assert Path(ua["log_path"]).exists()
+    assert Path(ua["hpo:log_path"]).exists()
     if fclass in ("cuda_context_corrupted", "cudnn", "oom"):
         assert ua["cuda_error"] is True and ua["cuda_error_type"] and ua["cuda_error_msg"]
     else:
         assert ua["cuda_error"] is False
-    retries = [t for t in trials if t.user_attrs.get("retry_of") == FAULTED]
+    retries = [t for t in trials if t.user_attrs.get("hpo:retry_of") == FAULTED]
     if retried:
         assert len(retries) == 1
         r = retries[0]
-        assert r.params == bad.params and r.user_attrs["attempt"] == 2
+        assert r.params == bad.params and r.user_attrs["hpo:attempt"] == 2
         assert r.system_attrs["failed_trial"] == FAULTED
         assert r.state == TrialState.COMPLETE
     else:
@@ -178,8 +179,29 @@ def test_bad_return_values(kind: str, fclass: str, run_dir: Path, tmp_path: Path
     proc = run_hpo("run", str(cfg), "--quiet")
     trials = load_study(run_dir, "r").get_trials()
     assert trials[0].user_attrs["failure_class"] == fclass
-    assert "returned" in trials[0].user_attrs["error_msg"]
+    assert "returned" in trials[0].user_attrs["hpo:error_msg"]
     if fclass == "user_error":
         assert proc.returncode == 4
     else:
         assert proc.returncode == 0
+
+
+def test_the_runner_never_overwrites_a_user_attribute(run_dir: Path, tmp_path: Path) -> None:
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="own",
+        objective="hpo.testing.objectives:sets_runner_named_attrs",
+        run_dir=str(run_dir),
+        n_trials=1,
+        max_consecutive_failures=1,
+    )
+    proc = run_hpo("run", str(cfg), "--quiet")
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # one failure trips the breaker
+    (t,) = load_study(run_dir, "own").get_trials()
+    ua = t.user_attrs
+    for key in ("attempt", "device", "host", "failure_class", "cuda_error"):
+        assert ua[key] == f"mine:{key}", (key, ua)
+    # The runner's own record is complete under its namespace.
+    assert ua["hpo:failure_class"] == "user_error" and ua["hpo:attempt"] == 1
+    assert ua["hpo:cuda_error"] is False and "cuda_error_type" in ua  # compat key not taken
+    assert_no_run_processes(run_dir)

@@ -1,7 +1,9 @@
 """GPU devices: backends (NVML, simulated, CPU), in-worker measurement and memory-aware packing.
 
 ``open_backend`` picks a backend from the study config; :class:`Packer` decides which device a
-trial starts on; :mod:`hpo.devices.measure` runs inside workers. See ``docs/gpus.md``.
+trial starts on; :func:`open_planner` gives the supervisor one object for all of it (a
+:class:`NullPlanner` on the CPU); :mod:`hpo.devices.measure` runs inside workers. See
+``docs/gpus.md``.
 """
 
 from __future__ import annotations
@@ -17,11 +19,19 @@ from hpo.devices.base import (
     Health,
     Resettable,
     cpu_env,
-    open_backend,
     reset_gpu,
 )
+from hpo.devices.factory import open_backend
 from hpo.devices.measure import clear_caches, cuda_initialised, peak_gpu_mem_mb, reset_peak
 from hpo.devices.packing import MemoryModel, Packer
+from hpo.devices.planner import (
+    DevicePlanner,
+    NullPlanner,
+    Planner,
+    QuarantineEvent,
+    check_gpu_requirement,
+    open_planner,
+)
 
 __all__ = [
     "ENV_DEVICE_INDEX",
@@ -29,16 +39,22 @@ __all__ = [
     "ENV_SIM_STATE",
     "CPUBackend",
     "DeviceBackend",
+    "DevicePlanner",
     "DeviceError",
     "GPUInfo",
     "Health",
     "MemoryModel",
+    "NullPlanner",
     "Packer",
+    "Planner",
+    "QuarantineEvent",
     "Resettable",
+    "check_gpu_requirement",
     "clear_caches",
     "cpu_env",
     "cuda_initialised",
     "open_backend",
+    "open_planner",
     "peak_gpu_mem_mb",
     "reset_gpu",
     "reset_peak",

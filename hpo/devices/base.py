@@ -16,13 +16,9 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from hpo.errors import HpoError
-
-if TYPE_CHECKING:
-    from hpo.config import SimulatedGPUConfig
 
 log = logging.getLogger(__name__)
 
@@ -157,40 +153,3 @@ class CPUBackend:
 
     def close(self) -> None:
         return None
-
-
-def open_backend(
-    kind: BackendKind, sim: SimulatedGPUConfig | None = None, state_dir: Path | None = None
-) -> DeviceBackend:
-    """Open the backend named by the study config's ``device_backend``.
-
-    ``"auto"`` opens NVML when ``pynvml`` imports, ``nvmlInit`` succeeds and at least one GPU is
-    present, and otherwise the :class:`CPUBackend`: it never raises on a machine without a GPU.
-    ``"nvml"`` raises :class:`DeviceError` (one line, with the NVML reason) when NVML is missing.
-    ``"simulated"`` creates or joins the ledger under ``state_dir`` (required) with ``sim``.
-    """
-    if kind == "cpu":
-        return CPUBackend("device_backend: cpu")
-    if kind == "simulated":
-        from hpo.config import SimulatedGPUConfig
-        from hpo.devices.simulated import SimulatedBackend
-
-        if state_dir is None:
-            raise DeviceError("the simulated device backend needs a state folder (the run folder)")
-        return SimulatedBackend.create(
-            sim or SimulatedGPUConfig.model_validate({}), Path(state_dir)
-        )
-    from hpo.devices.nvml import NVMLBackend, NVMLUnavailable
-
-    try:
-        backend = NVMLBackend()
-    except NVMLUnavailable as exc:
-        if kind == "nvml":
-            raise DeviceError(f"device_backend: nvml but {exc}") from None
-        log.info("no NVIDIA GPU (%s): trials run on CPU", exc)
-        return CPUBackend(str(exc))
-    if kind == "auto" and backend.count == 0:
-        backend.close()
-        log.info("NVML found no GPU: trials run on CPU")
-        return CPUBackend("NVML reports 0 GPUs")
-    return backend

@@ -4,7 +4,7 @@ A failed trial is described by one :class:`Diagnosis`: *what* went wrong (a
 :class:`FailureClass`), what the default policy does about it (an :class:`Action`), whether
 the CUDA context of the process that failed is unusable afterwards (``sticky``) and a
 one-line summary and hint for people. The classifier (:mod:`hpo.failures.classify`) builds
-diagnoses; the supervisor asks a :class:`Policy` what to do with them.
+diagnoses; :func:`hpo.failures.policy.decide` says what to do with them.
 
 Nothing here knows about processes, storages or CUDA strings.
 """
@@ -250,71 +250,3 @@ CLASS_INFO: Mapping[FailureClass, ClassInfo] = MappingProxyType(
         ),
     }
 )
-
-
-def _normalise_token(value: object) -> str | None:
-    if isinstance(value, enum.Enum):
-        value = value.value
-    if not isinstance(value, str):
-        return None
-    return value.strip().lower().replace("-", "_").replace(" ", "_")
-
-
-class Policy:
-    """Which action each failure class gets: :data:`DEFAULT_POLICY` with overrides.
-
-    ``overrides`` is the study YAML's ``on_failure`` mapping, e.g. ``{"oom": "retry"}``.
-    Keys and values are case-insensitive and may use ``-`` for ``_``. A bad key or value
-    raises :class:`ValueError` with a one-line message that names it.
-    """
-
-    __slots__ = ("_actions",)
-
-    def __init__(self, overrides: Mapping[str, str] | None = None) -> None:
-        actions = dict(DEFAULT_POLICY)
-        if overrides is not None:
-            if not isinstance(overrides, Mapping):
-                raise ValueError(
-                    "on_failure: expected a mapping of failure class to action, got "
-                    f"{type(overrides).__name__}"
-                )
-            known_classes = ", ".join(c.value for c in FailureClass)
-            known_actions = ", ".join(a.value for a in Action)
-            for key, value in overrides.items():
-                key_token = _normalise_token(key)
-                if key_token not in FailureClass._value2member_map_:
-                    raise ValueError(
-                        f"on_failure: unknown failure class {key!r} (known: {known_classes})"
-                    )
-                failure_class = FailureClass(key_token)
-                value_token = _normalise_token(value)
-                if value_token not in Action._value2member_map_:
-                    raise ValueError(
-                        f"on_failure.{failure_class.value}: unknown action {value!r} "
-                        f"(known: {known_actions})"
-                    )
-                actions[failure_class] = Action(value_token)
-        self._actions: Mapping[FailureClass, Action] = MappingProxyType(actions)
-
-    def action_for(self, failure_class: FailureClass) -> Action:
-        """The action for ``failure_class`` (a :class:`FailureClass` or its value)."""
-        return self._actions[FailureClass(failure_class)]
-
-    def as_dict(self) -> dict[str, str]:
-        """Every class with its action, as plain strings (for tags and reports)."""
-        return {c.value: a.value for c, a in self._actions.items()}
-
-    def overrides(self) -> dict[str, str]:
-        """Only the classes whose action differs from :data:`DEFAULT_POLICY`."""
-        return {c.value: a.value for c, a in self._actions.items() if DEFAULT_POLICY[c] is not a}
-
-    def __eq__(self, other: object) -> bool:
-        if not isinstance(other, Policy):
-            return NotImplemented
-        return dict(self._actions) == dict(other._actions)
-
-    def __hash__(self) -> int:
-        return hash(tuple(sorted(self.as_dict().items())))
-
-    def __repr__(self) -> str:
-        return f"Policy({self.overrides()!r})"

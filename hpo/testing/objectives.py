@@ -89,3 +89,14 @@ def holds_the_gil(trial: optuna.Trial, pid_file: str) -> float:
         fh.write(f"{os.getpid()} {child.pid}\n")
     ctypes.PyDLL(None).sleep(3600)  # libc sleep through PyDLL: the GIL stays held
     return 0.0
+
+
+def sets_runner_named_attrs(trial: optuna.Trial, fail: bool = True) -> float:
+    """Sets user attributes whose names the runner also uses, then fails (or returns 1.0):
+    the runner must leave the objective's values alone."""
+    trial.suggest_float("x", 0.0, 1.0)
+    for key in ("attempt", "device", "host", "failure_class", "cuda_error"):
+        trial.set_user_attr(key, f"mine:{key}")
+    if fail:
+        raise ValueError("the objective failed on purpose")
+    return 1.0

@@ -1,0 +1,235 @@
+"""The failure policy as a pure function: ``decide(result, context)`` from tables.
+
+No storage, no process: results are built with ``build_result`` and decided in a ``Context``.
+The expectations are the table in docs/failures.md ("The policy, situation by situation"),
+parsed here, so the document and the code cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from optuna.trial import TrialState
+
+from hpo import attrs
+from hpo.failures import (
+    DEFAULT_POLICY,
+    Action,
+    Context,
+    Decision,
+    FailureClass,
+    Imposed,
+    Policy,
+    build_result,
+    decide,
+)
+from hpo.outcome import Outcome, Status
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "failures.md"
+
+SITUATIONS = {
+    "first": Context(attempt=1, on_gpu=True),
+    "last retry": Context(attempt=2, on_gpu=True),
+    "CPU": Context(attempt=1, on_gpu=False),
+    "GPU, sticky history": Context(attempt=1, on_gpu=True, sticky_on_device=2),
+    "breaker": Context(attempt=1, on_gpu=False, consecutive_failures=4),
+}
+
+
+def _doc_table(heading: str) -> list[list[str]]:
+    """The first Markdown table after ``heading`` in docs/failures.md, as rows of cells."""
+    section = DOC.read_text(encoding="utf-8").split(heading, 1)[1].splitlines()
+    start = next(i for i, line in enumerate(section) if line.startswith("|"))
+    rows = []
+    for line in section[start:]:
+        if not line.startswith("|"):
+            break
+        rows.append([c.strip() for c in re.split(r"(?<!\\)\|", line.strip().strip("|"))])
+    return rows
+
+
+def _policy_table() -> dict[tuple[str, str], str]:
+    table = _doc_table("## The policy, situation by situation")
+    header, body = table[0], table[2:]
+    assert header[1:] == list(SITUATIONS), header
+    return {
+        (row[0].strip("`"), sit): cell
+        for row in body
+        for sit, cell in zip(header[1:], row[1:], strict=True)
+    }
+
+
+def render(d: Decision) -> str:
+    parts = [d.state.name, d.action.value if d.action else "-"]
+    parts += ["quarantine"] * bool(d.quarantine) + ["recycle"] * bool(d.recycle)
+    parts += ["stop"] * bool(d.stop)
+    return ", ".join(parts)
+
+
+def failed(cls: FailureClass, **kw: object) -> object:
+    return build_result(7, imposed=Imposed(cls, f"{cls.value} happened"), **kw)  # type: ignore[arg-type]
+
+
+TABLE = _policy_table()
+
+
+def test_decide_table_covers_every_class_and_situation() -> None:
+    assert {c for c, _ in TABLE} == {c.value for c in FailureClass}
+    assert len(TABLE) == len(FailureClass) * len(SITUATIONS)
+
+
+@pytest.mark.parametrize(
+    ("cls", "situation"),
+    [(c, s) for c in FailureClass for s in SITUATIONS],
+    ids=lambda v: v.value if isinstance(v, FailureClass) else v.replace(" ", "_").replace(",", ""),
+)
+def test_decide(cls: FailureClass, situation: str) -> None:
+    decision = decide(failed(cls), SITUATIONS[situation])  # type: ignore[arg-type]
+    assert render(decision) == TABLE[(cls.value, situation)]
+    # Invariants of every failed decision.
+    assert decision.tags[attrs.FAILURE_CLASS] == cls.value
+    assert decision.tags[attrs.FAILURE_ACTION] == decision.action.value  # type: ignore[union-attr]
+    assert decision.retry == (decision.action is Action.RETRY)
+    assert decision.state in (TrialState.FAIL, TrialState.PRUNED)
+
+
+def test_decide_default_actions_match_the_class_table_in_the_doc() -> None:
+    table = _doc_table("## Classes")
+    header = table[0]
+    col = header.index("default action")
+    documented = {row[0].strip("`"): row[col].strip("`") for row in table[2:]}
+    assert documented == {c.value: a.value for c, a in DEFAULT_POLICY.items()}
+
+
+def test_decide_complete_and_pruned_reset_the_streak_but_keep_the_failure_count() -> None:
+    ctx = Context(consecutive_failures=3, failed_trials=2)
+    done = build_result(1, outcome=Outcome(1, Status.COMPLETE, values=[0.5]))
+    pruned = build_result(1, outcome=Outcome(1, Status.PRUNED))
+    for result, state in ((done, TrialState.COMPLETE), (pruned, TrialState.PRUNED)):
+        d = decide(result, ctx)
+        assert (d.state, d.action, d.consecutive_failures, d.failed_trials) == (state, None, 0, 2)
+        assert not d.tags and not d.recycle and not d.stop
+
+
+def test_decide_retried_failures_do_not_count_as_consecutive() -> None:
+    d = decide(failed(FailureClass.SEGFAULT), Context(consecutive_failures=4))
+    assert d.retry and d.consecutive_failures == 4 and d.stop is None
+    d = decide(failed(FailureClass.USER_ERROR), Context(consecutive_failures=4))
+    assert d.consecutive_failures == 5 and d.stop == "5 consecutive failures"
+
+
+def test_decide_max_failed_trials_counts_fail_states_including_retried_ones() -> None:
+    ctx = Context(failed_trials=9, max_failed_trials=10, max_consecutive_failures=100)
+    d = decide(failed(FailureClass.SEGFAULT), ctx)
+    assert d.retry and d.failed_trials == 10
+    assert d.stop == "10 failed trials (max_failed_trials=10)"
+    d = decide(failed(FailureClass.OOM), ctx)  # PRUNED does not count
+    assert d.failed_trials == 9 and d.stop is None
+
+
+def test_decide_config_error_of_the_objective_stops_whatever_the_class() -> None:
+    result = build_result(
+        3,
+        outcome=Outcome(
+            3, Status.FAILED, exception_type="hpo.errors.ConfigError", message="no model at /m"
+        ),
+    )
+    d = decide(result, Context())
+    assert (d.state, d.action) == (TrialState.FAIL, Action.STOP)
+    assert d.stop == f"policy stops the study on {result.failure_class.value}"  # type: ignore[union-attr]
+    assert d.tags[attrs.FAILURE_NOTE] == "the objective reported a configuration error"
+
+
+def test_decide_failed_health_probe_quarantines_after_one_sticky_error() -> None:
+    d = decide(
+        failed(FailureClass.CUDA_CONTEXT_CORRUPTED),
+        Context(on_gpu=True, device_health="ECC errors: 2"),
+    )
+    assert d.quarantine == "health check failed: ECC errors: 2" and d.retry
+    # The health of a GPU is not consulted for a CPU trial or a non-sticky class.
+    assert (
+        decide(failed(FailureClass.CUDNN), Context(on_gpu=True, device_health="x")).quarantine
+        is None
+    )
+
+
+def test_decide_overrides_from_on_failure() -> None:
+    ctx = Context(policy=Policy({"oom": "retry", "user_error": "stop"}))
+    assert render(decide(failed(FailureClass.OOM), ctx)) == "FAIL, retry, recycle"
+    d = decide(failed(FailureClass.USER_ERROR), ctx)
+    assert render(d) == "FAIL, stop, stop" and d.stop == "policy stops the study on user_error"
+
+
+def test_decide_tags_carry_the_seed_compatible_cuda_keys() -> None:
+    result = build_result(
+        5,
+        outcome=Outcome(
+            5,
+            Status.FAILED,
+            exception_type="torch.AcceleratorError",
+            message="CUDA error: an illegal memory access was encountered\nmore",
+        ),
+    )
+    tags = decide(result, Context()).tags
+    assert tags[attrs.CUDA_ERROR] is True
+    assert tags[attrs.CUDA_ERROR_TYPE] == "illegal_memory_access"
+    assert tags[attrs.CUDA_ERROR_MSG] == "CUDA error: an illegal memory access was encountered"
+    assert tags[attrs.STICKY] is True
+
+
+def test_build_result_classifies_once_and_merges_exit_status() -> None:
+    lost = build_result(4, exit_code=None, signal=11, worker_pid=99, log_tail="boom")
+    assert lost.failure_class is FailureClass.SEGFAULT
+    assert lost.message == "worker 99 died with signal 11 (SIGSEGV) without reporting a result"
+    assert lost.signal_name == "SIGSEGV" and lost.traceback == "boom"
+    # An outcome that arrived wins over the exit status.
+    won = build_result(4, outcome=Outcome(4, Status.COMPLETE, values=[1.0]), signal=9)
+    assert won.status is Status.COMPLETE and won.diagnosis is None
+
+
+def test_decide_note_when_retries_run_out() -> None:
+    d = decide(failed(FailureClass.SEGFAULT), Context(attempt=3, max_retries=2))
+    assert d.tags[attrs.FAILURE_NOTE] == "retries exhausted after 3 attempt(s)"
+    assert re.fullmatch(r"PRUNED, prune, recycle", render(d))
+
+
+@pytest.mark.parametrize(
+    ("heading", "schema"),
+    [
+        ("### User attributes on every trial the runner finishes", attrs.TRIAL_ATTRS),
+        (
+            "### User attributes on every trial that did not complete because it failed",
+            attrs.FAILURE_ATTRS,
+        ),
+    ],
+)
+def test_documented_trial_attributes_are_the_schema(
+    heading: str, schema: tuple[attrs.Attr, ...]
+) -> None:
+    table = _doc_table(heading)
+    documented = {row[0].strip("`"): row[1] for row in table[2:]}
+    assert documented == {a.key: a.type for a in schema}
+
+
+def test_documented_retry_attributes_are_the_schema() -> None:
+    table = _doc_table("### Retries")
+    documented = {row[1].strip("`") for row in table[2:] if row[0] == "user attr"}
+    assert documented == {a.key for a in attrs.RETRY_ATTRS}
+
+
+def test_decide_writes_exactly_the_documented_failure_tags() -> None:
+    d = decide(failed(FailureClass.SEGFAULT), Context(attempt=9, max_retries=1))
+    assert set(d.tags) == {a.key for a in attrs.FAILURE_ATTRS}
+
+
+def test_readers_fall_back_to_hpo_0_1_keys_only_for_trials_without_namespaced_keys() -> None:
+    legacy = {"failure_class": "oom", "attempt": 2}  # written by hpo 0.1
+    assert (
+        attrs.read(legacy, attrs.FAILURE_CLASS) == "oom" and attrs.read(legacy, attrs.ATTEMPT) == 2
+    )
+    # A trial the runner wrote now: the user's own "attempt" is never read as the runner's.
+    mixed = {"attempt": "mine", "hpo:failure_class": "oom"}
+    assert attrs.read(mixed, attrs.ATTEMPT) is None
+    assert attrs.read(mixed, attrs.FAILURE_CLASS) == "oom"
