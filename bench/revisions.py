@@ -3,10 +3,11 @@
 alternating per repeat so that drift of the machine hits both alike. Prints each metric's median
 per side and the ratio working tree / base.
 
-Usage: python bench/revisions.py [--base REV] [--repeats 3] [--trials 200]
+Usage: python bench/revisions.py [--base REV] [--head REV] [--repeats 3] [--trials 200]
 
-The base revision is checked out with ``git worktree`` into a scratch folder and run by putting
-it first on ``PYTHONPATH`` (same virtualenv, same Python). Used for issue 12's "no regression"
+Each revision is checked out with ``git worktree`` into a scratch folder and run by putting it
+first on ``PYTHONPATH`` (same virtualenv, same Python); without ``--head`` the working tree
+itself is measured (then do not edit it while the benchmark runs). Used for issue 12's "no regression"
 figures; a ratio within about 10% of 1.0 is noise on a 2-core machine.
 """
 
@@ -28,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {"reuse_1": 1, "reuse_4": 4}
 
 
-def _checkout(rev: str) -> Path:
-    where = common.scratch("revisions") / "base"
+def _checkout(rev: str, name: str) -> Path:
+    where = common.workdir() / "revisions-trees" / name
     subprocess.run(
         ["git", "worktree", "remove", "--force", str(where)], cwd=ROOT, capture_output=True
     )
@@ -72,11 +73,13 @@ def _measure(tree: Path, workers: int, n: int, tag: str) -> dict[str, Any]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--base", default="HEAD", help="the base revision (default HEAD)")
+    ap.add_argument("--head", help="the revision to compare (default: the working tree)")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--trials", type=int, default=200)
     args = ap.parse_args()
-    base = _checkout(args.base)
-    sides = {"base": base, "tree": ROOT}
+    base = _checkout(args.base, "base")
+    head = _checkout(args.head, "head") if args.head else ROOT
+    sides = {"base": base, "tree": head}
     raw: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for rep in range(args.repeats):
         order = list(sides) if rep % 2 == 0 else list(reversed(sides))

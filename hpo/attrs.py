@@ -57,10 +57,14 @@ SIGNAL = _k("signal")
 CUDA_ERROR = _k("cuda_error")
 CUDA_ERROR_TYPE = _k("cuda_error_type")
 CUDA_ERROR_MSG = _k("cuda_error_msg")
+BLAMELESS = _k("blameless")
 
 # -- retries -------------------------------------------------------------------------------------
 RETRY_OF = _k("retry_of")
 RETRY_REASON = _k("retry_reason")
+RETRIED_AS = _k("retried_as")
+INFRA_RETRIES = _k("infra_retries")
+RUN_ALONE = _k("run_alone")
 
 # -- system attributes (Optuna's own retry keys, and the owner record) --------------------------
 FAILED_TRIAL = "failed_trial"
@@ -103,11 +107,14 @@ FAILURE_ATTRS: tuple[Attr, ...] = (
     Attr(CUDA_ERROR, "bool", "the failure came from CUDA, a CUDA library, NCCL or the driver"),
     Attr(CUDA_ERROR_TYPE, "str or null", "short token such as illegal_memory_access"),
     Attr(CUDA_ERROR_MSG, "str or null", "first line of the CUDA error message"),
+    Attr(BLAMELESS, "bool", "the failure was not the trial's fault"),
 )
 RETRY_ATTRS: tuple[Attr, ...] = (
     Attr(RETRY_OF, "int", "number of the trial it retries"),
     Attr(ATTEMPT, "int", "2 for the first retry, …"),
     Attr(RETRY_REASON, "str", "the failure class that caused it"),
+    Attr(INFRA_RETRIES, "int", "how many earlier attempts ended not by the trial's fault"),
+    Attr(RUN_ALONE, "bool", "the retry runs alone on a GPU"),
 )
 
 

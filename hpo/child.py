@@ -36,6 +36,7 @@ from hpo.protocol import (
     CallKind,
     Msg,
     RemoteError,
+    SupervisorLost,
     TrialSpec,
     WorkerBoot,
     WorkerExit,
@@ -75,8 +76,13 @@ class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
         self._study: Any = None
 
     def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        self._chan.send((Msg.CALL, (method, args, kwargs)))
-        kind, payload = self._chan.recv()
+        try:
+            self._chan.send((Msg.CALL, (method, args, kwargs)))
+            kind, payload = self._chan.recv()
+        except (EOFError, OSError) as exc:  # broken pipe, connection reset: the supervisor died
+            raise SupervisorLost(
+                f"the supervisor went away during trial.{method}(): {exc!r}"
+            ) from None
         if kind != Msg.REPLY:
             raise RemoteError(f"unexpected message {kind!r} from the supervisor")
         ok, value = payload
@@ -174,6 +180,15 @@ def validate_values(ret: Any, n_objectives: int) -> list[float]:
     if n_objectives == 1:
         if isinstance(ret, list | tuple) and len(ret) == 1:
             ret = ret[0]
+        elif isinstance(ret, list | tuple):
+            from hpo.errors import ConfigError
+
+            # Every trial would fail the same way: a configuration error, which stops the run.
+            raise ConfigError(
+                f"the objective returned {len(ret)} values but the study has one direction: for "
+                f"a multi-objective study set `directions: [minimize, maximize, ...]` (one per "
+                f"value) in the study YAML"
+            )
         return [one(ret)]
     if not isinstance(ret, list | tuple) or len(ret) != n_objectives:
         raise ValueError(

@@ -89,6 +89,14 @@ def run_cmd(
     config: str | None, quiet: bool, debug: bool, seed: int | None, allow_cpu: bool, **flags: Any
 ) -> None:
     """Run (or resume) a study: CONFIG is a YAML file; flags override it."""
+    import faulthandler
+
+    from hpo.process import record_signals_early
+
+    record_signals_early()  # a SIGTERM during start-up must not kill the run without a word
+    # A SIGBUS (SQLite's mmapped -shm file on a disk that vanished or went immutable) or a
+    # SIGSEGV in the supervisor cannot be survived, but it must not be silent: say where.
+    faulthandler.enable()
     from hpo.config import load_config
     from hpo.supervisor import run_study
 
@@ -212,6 +220,29 @@ def report_cmd(
 
         run_dir = load_config(config, {}).run_path
     sys.exit(report_main(url, name, out_dir, run_dir))
+
+
+@main.command("quarantine", context_settings=CONTEXT)
+@click.argument("config", required=False, type=click.Path(dir_okay=False))
+@click.option("--study", help="Study name.")
+@click.option("--storage", help="Optuna storage URL.")
+@click.option("--lift", help="Put GPU back in rotation: its index, its UUID, or 'all'.")
+@click.option("--host", help="Only this host's quarantines (default: every host).")
+@debug_option
+@_guard
+def quarantine_cmd(
+    config: str | None,
+    study: str | None,
+    storage: str | None,
+    lift: str | None,
+    host: str | None,
+    debug: bool,
+) -> None:
+    """List the GPUs quarantined on a study (by host and UUID), or lift a quarantine."""
+    from hpo.report import quarantine_main
+
+    url, name = _study_from(config, study, storage)
+    sys.exit(quarantine_main(url, name, lift=lift, host=host))
 
 
 @main.command("doctor", context_settings=CONTEXT)

@@ -58,6 +58,15 @@ class PrunerConfig(BaseModel):
         return v
 
 
+class BreakerConfig(BaseModel):
+    """The circuit breaker's window: stop when one failure class makes up ``share`` of the last
+    ``window`` attempts (whatever its action), so a systematic crash cannot burn the budget."""
+
+    model_config = _STRICT
+    window: int = Field(20, ge=2)
+    share: float = Field(0.8, gt=0.0, le=1.0)
+
+
 class SimulatedGPUConfig(BaseModel):
     """The simulated device backend used by tests, demos and benchmarks on machines without GPUs."""
 
@@ -105,6 +114,8 @@ class StudyConfig(BaseModel):
     max_failed_trials: int | None = Field(None, ge=1)
     max_consecutive_failures: int = Field(5, ge=1)
     max_retries: int = Field(1, ge=0)
+    max_infra_retries: int = Field(3, ge=0)
+    breaker: BreakerConfig = Field(default_factory=lambda: BreakerConfig.model_validate({}))
     on_failure: dict[str, str] = Field(default_factory=dict)
     chaos: float = Field(0.0, ge=0.0, le=1.0)
     chaos_seed: int | None = None
@@ -126,6 +137,7 @@ class StudyConfig(BaseModel):
     )
     quarantine_after: int = Field(3, ge=1)
     quarantine_window_s: float = Field(600.0, gt=0)
+    quarantine_expires_s: float = Field(86400.0, gt=0)  # a quarantine is forgotten after this
     allow_gpu_reset: bool = False
     require_gpu: bool = (
         False  # stop at once (exit 2) when no GPU is found, instead of running on CPU
@@ -190,7 +202,11 @@ class StudyConfig(BaseModel):
 
     @property
     def failed_trial_limit(self) -> int:
-        return self.max_failed_trials if self.max_failed_trials is not None else self.n_trials
+        """``max_failed_trials``, or by default half of ``n_trials`` (at least 50): an overnight
+        run stops long before it burns its budget on failures."""
+        if self.max_failed_trials is not None:
+            return self.max_failed_trials
+        return max(50, self.n_trials // 2)
 
 
 def _slug(name: str) -> str:

@@ -18,6 +18,7 @@ class ExitCode(enum.IntEnum):
     STORAGE = 3
     FAILURES = 4
     NO_DEVICE = 5
+    NOTHING_LEARNED = 6
     INTERRUPTED = 130
 
     @property
@@ -40,6 +41,7 @@ _MEANING = {
     ExitCode.STORAGE: "storage error",
     ExitCode.FAILURES: "stopped by the circuit breaker",
     ExitCode.NO_DEVICE: "no usable device left",
+    ExitCode.NOTHING_LEARNED: "reached n_trials without a single COMPLETE trial",
     ExitCode.INTERRUPTED: "interrupted",
 }
 

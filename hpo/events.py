@@ -37,7 +37,7 @@ class EventLog:
     def close(self) -> None:
         try:
             self._fh.close()
-        except OSError:
+        except (OSError, ValueError):
             pass
 
 
@@ -55,9 +55,41 @@ def read_events(path: Path) -> list[dict[str, Any]]:
     return out
 
 
+class QuietFileHandler(logging.FileHandler):
+    """A log file that degrades quietly: when its disk is full or it cannot be written, it says
+    so once (one line on stderr) and stops, instead of a traceback per record."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        if not getattr(self, "broken", False):
+            self.broken = True
+            import sys
+
+            print(
+                f"hpo: warning: cannot write {self.baseFilename} (disk full or unwritable): "
+                "the run goes on without its log file",
+                file=sys.stderr,
+            )
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not getattr(self, "broken", False):
+            super().emit(record)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            self.broken = True
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            pass
+
+
 def log_to_file(path: Path) -> logging.Handler:
     """Send the ``hpo`` loggers to ``path`` (INFO and up); remove the handler when done."""
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = QuietFileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger("hpo").addHandler(handler)
     logging.getLogger("hpo").setLevel(logging.INFO)

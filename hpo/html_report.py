@@ -731,7 +731,7 @@ def _device_events(
     for key, value in study_attrs.items():
         if not key.startswith("hpo:quarantine:") or not isinstance(value, dict):
             continue
-        device = key.rsplit(":", 1)[-1]
+        device = str(value.get("gpu", key.rsplit(":", 1)[-1]))
         ts = value.get("time")
         if not isinstance(ts, int | float):
             continue

@@ -282,6 +282,19 @@ def recv_all(chan: Connection) -> list[Any]:
     return out
 
 
+_EARLY: list[int] = []
+
+
+def record_signals_early() -> None:
+    """From now on SIGINT and SIGTERM are only recorded; :class:`SignalWake` picks them up.
+
+    ``hpo run`` calls this first thing, so a signal during start-up (imports, config, opening
+    the study) stops the run cleanly (exit 130) instead of killing it without a word.
+    """
+    for s in SignalWake.SIGNALS:
+        signal.signal(s, lambda signum, _frame: _EARLY.append(signum))
+
+
 class SignalWake:
     """SIGINT/SIGTERM handlers that only record the signal and wake a ``wait`` (gunicorn's
     arbiter: handlers enqueue, the loop acts). ``fd`` becomes readable when a signal arrives;
@@ -305,6 +318,9 @@ class SignalWake:
             os.set_blocking(fd, False)
         self._old_wakeup = signal.set_wakeup_fd(self._w)
         self._old = [signal.signal(s, self._handler) for s in self.SIGNALS]
+        if _EARLY:  # signals that arrived before the loop could wake
+            self.seen, self.pending = len(_EARLY), _EARLY[-1]
+            _EARLY.clear()
         return self
 
     def __exit__(self, *exc: object) -> None:

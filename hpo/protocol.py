@@ -113,6 +113,18 @@ class RemoteError(RuntimeError):
     """An exception raised in the supervisor that could not be sent back as itself."""
 
 
+class SupervisorLost(BaseException):
+    """The worker's channel to the supervisor broke during a trial call: the supervisor died.
+
+    A ``BaseException``, so an objective's ``except Exception`` cannot swallow it; the worker
+    reports the trial as ``supervisor_lost`` (the lifeline then takes the worker down).
+    """
+
+
+#: Qualified name of :class:`SupervisorLost` in outcomes.
+SUPERVISOR_LOST = "hpo.protocol.SupervisorLost"
+
+
 Encoded = tuple[bytes | None, str, str]
 
 

@@ -138,6 +138,10 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
         "target": target,
         "eta_s": round(eta_s) if eta_s else None,
         "events": events,
+        "quarantined": [
+            {k: q.get(k) for k in ("host", "gpu", "uuid", "reason", "time")}
+            for q in st.quarantines(study)
+        ],
     }
     if fmt == "json":
         click.echo(json.dumps(data, default=str, indent=2))
@@ -156,6 +160,11 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
         click.echo(
             f"rate: {rate:.1f} trials/hour"
             + (f", ETA {dt.timedelta(seconds=int(eta_s))}" if eta_s else "")
+        )
+    for q in data["quarantined"]:
+        since = dt.datetime.fromtimestamp(float(q["time"] or 0)).isoformat(timespec="seconds")
+        click.echo(
+            f"quarantined: GPU {q['gpu']} on {q['host']} ({q['uuid']}) since {since}: {q['reason']}"
         )
     if running:
         click.echo("running:")
@@ -383,4 +392,22 @@ def _show_trial(t: FrozenTrial, fmt: str) -> int:
     if log_tail:
         click.echo(f"log tail ({data['user_attrs'].get('log_path')}):")
         click.echo(log_tail)
+    return 0
+
+
+def quarantine_main(url: str, name: str | None, lift: str | None, host: str | None) -> int:
+    """``hpo quarantine``: list the active quarantines, or lift one (exit 2 if none matches)."""
+    study = st.load_study(url, name)
+    if lift is not None:
+        for q in st.lift_quarantine(study, lift, host=host):
+            click.echo(f"lifted: GPU {q.get('gpu')} on {q.get('host')} ({q.get('uuid')})")
+        return 0
+    active = st.quarantines(study, host=host)
+    if not active:
+        click.echo(f"no GPU is quarantined in study {study.study_name!r}")
+    for q in active:
+        since = dt.datetime.fromtimestamp(float(q.get("time") or 0)).isoformat(timespec="seconds")
+        click.echo(
+            f"GPU {q.get('gpu')} on {q.get('host')} ({q.get('uuid')}) since {since}: {q.get('reason')}"
+        )
     return 0

@@ -9,7 +9,8 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from hpo.events import EventLog
-from hpo.failures import Decision, TrialResult
+from hpo.failures import Decision, Source, TrialResult
+from hpo.outcome import Status
 
 if TYPE_CHECKING:
     from hpo.workers import Slot
@@ -26,6 +27,16 @@ class RunStats:
         self.best: float | None = None
         self._maximize = directions == ["maximize"]
         self._single = len(directions) == 1
+
+    def recovered(self, result: TrialResult, why: str) -> None:
+        """A trial of a dead supervisor was finished (``why`` says how its death was found)."""
+        how = "outcome file" if result.source is Source.RECORDED else why
+        state = "FAIL" if result.status is Status.FAILED else result.status.name
+        self.events.emit("trial_recovered", trial=result.number, state=state, how=how)
+
+    def tally(self) -> str:
+        """``complete 3, oom 2``: what this run's trials ended as."""
+        return ", ".join(f"{k} {v}" for k, v in sorted(self.counts.items())) or "no trial ran"
 
     def finished(self, number: int, result: TrialResult, decision: Decision, attempt: int) -> None:
         diag = result.diagnosis

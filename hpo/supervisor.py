@@ -24,11 +24,11 @@ import os
 import random
 import signal
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from hpo import chaos
+from hpo import attrs, chaos
 from hpo.config import StudyConfig
 from hpo.devices import QuarantineEvent, check_gpu_requirement, open_planner
 from hpo.errors import ExitCode, HpoError, StopRun, StorageError
@@ -39,14 +39,14 @@ from hpo.failures import (
     FailureClass,
     Imposed,
     Policy,
-    Source,
     TrialResult,
     build_result,
     decide,
     recover,
+    stop_message,
 )
 from hpo.objective import check_ref, run_preflight
-from hpo.outcome import Outcome, Status
+from hpo.outcome import Outcome
 from hpo.paths import RunPaths
 from hpo.process import SignalWake, become_subreaper, pid_alive
 from hpo.protocol import Msg, WorkerExit
@@ -55,7 +55,7 @@ from hpo.storage import Asked, StudyStore, owner_record, redact
 from hpo.workers import BootLoop, Mechanism, Slot, WorkerPool, start_forkserver
 
 log = logging.getLogger("hpo.supervisor")
-INTERRUPTED = FailureClass.INTERRUPTED
+FC = FailureClass
 
 
 class Supervisor:
@@ -76,10 +76,13 @@ class Supervisor:
         self.run_dir = self.paths.root
         self.echo = echo or (lambda s: None)
         self.progress = progress
-        self.limits = Context(  # the policy's fixed part; _finish adds the trial's situation
+        self.ctx = Context(  # limits and the breaker's state; _finish adds the trial's situation
             max_retries=cfg.max_retries,
+            max_infra_retries=cfg.max_infra_retries,
             max_consecutive_failures=cfg.max_consecutive_failures,
             max_failed_trials=cfg.failed_trial_limit,
+            breaker_window=cfg.breaker.window,
+            breaker_share=cfg.breaker.share,
             quarantine_after=cfg.quarantine_after,
             quarantine_window_s=cfg.quarantine_window_s,
             policy=Policy(cfg.on_failure),
@@ -96,8 +99,6 @@ class Supervisor:
         self.stopping: ExitCode | None = None
         self.stop_message = ""
         self.stop_deadline: float | None = None
-        self.streak = 0  # consecutive FAIL/STOP verdicts (the breaker)
-        self.failed = 0  # FAIL trials this run (max_failed_trials)
         self.recovered = 0
         self.done_at_start = 0
         self.preflight_facts: dict[str, Any] = {}
@@ -120,27 +121,31 @@ class Supervisor:
         if self.progress is not None:
             self.progress.attach(self)
         code = ExitCode.OK
-        try:
-            check_ref(self.cfg.objective)
-            check_gpu_requirement(self.cfg, self.run_dir)
-            # Before the study exists: bad data or a missing model creates nothing.
-            self.preflight_facts = run_preflight(self.cfg.preflight, self.cfg.objective_kwargs)
-            self.store = StudyStore.for_config(self.cfg)
-            for k, v in self.preflight_facts.items():
-                self.store.set_study_attr(k, v)
-            self.planner = open_planner(self.cfg, self.run_dir)
-            self.recovered = self._recover_orphans()
-            if self.recovered:
-                self.echo(f"resumed: recovered {self.recovered} trial(s) of a dead supervisor")
-            devices, env = self.planner.slot_devices(), self.planner.env
-            self.pool = WorkerPool(
-                self._mechanism, devices, self.cfg, self.paths, env, clock=self.clock
-            )
-            code = self._loop()
-        except HpoError as exc:  # StopRun included
-            code, self.stop_message = ExitCode(exc.exit_code), str(exc)
-        finally:
-            self._shutdown()
+        with SignalWake() as self.signals:  # from the first instant: set-up included
+            try:
+                check_ref(self.cfg.objective)
+                check_gpu_requirement(self.cfg, self.run_dir)
+                # Before the study exists: bad data or a missing model creates nothing.
+                self.preflight_facts = run_preflight(self.cfg.preflight, self.cfg.objective_kwargs)
+                self.store = StudyStore.for_config(self.cfg)
+                for k, v in self.preflight_facts.items():
+                    self.store.set_study_attr(k, v)
+                held = self.store.quarantines(self.cfg.quarantine_expires_s)
+                self.planner = open_planner(self.cfg, self.run_dir, held)
+                for ev in self.planner.restored:
+                    self._quarantined(ev)
+                self.recovered = self._recover_orphans()
+                if self.recovered:
+                    self.echo(f"resumed: recovered {self.recovered} trial(s) of a dead supervisor")
+                devices, env = self.planner.slot_devices(), self.planner.env
+                self.pool = WorkerPool(
+                    self._mechanism, devices, self.cfg, self.paths, env, clock=self.clock
+                )
+                code = self._loop()
+            except HpoError as exc:  # StopRun included
+                code, self.stop_message = ExitCode(exc.exit_code), str(exc)
+            finally:
+                self._shutdown()
         self.events.emit("supervisor_stopped", exit_code=int(code), message=self.stop_message)
         self.events.close()
         if self.progress is not None:
@@ -153,17 +158,19 @@ class Supervisor:
         self.stats.supervisor_started(
             self.cfg.study, redact(self.cfg.storage_url), self.cfg.n_trials, len(self.pool.slots)
         )
-        with SignalWake() as self.signals:
-            while True:
-                self._handle_signal()
-                if self.stopping is None:
-                    self._fill()
-                if self._finished():
-                    break
-                for kind, slot, payload in self.pool.poll(self._next_timer_in(), self.signals.fd):
-                    self._on_event(kind, slot, payload)
-                self.signals.drain()
-                self._timers()
+        while True:
+            self._handle_signal()
+            if self.stopping is None:
+                self._fill()
+            if self._finished():
+                break
+            for kind, slot, payload in self.pool.poll(self._next_timer_in(), self.signals.fd):
+                self._on_event(kind, slot, payload)
+            self.signals.drain()
+            self._timers()
+        if self.stopping is None and self.store.n_complete() == 0:
+            self.stop_message = f"n_trials reached, no trial completed ({self.stats.tally()})"
+            return ExitCode.NOTHING_LEARNED
         return self.stopping or ExitCode.OK
 
     # ------------------------------------------------------------------ signals and stopping
@@ -193,7 +200,7 @@ class Supervisor:
         busy = bool(self.pool.running())
         if self.stopping is not None:
             if busy and self.stop_deadline is not None and self.clock() >= self.stop_deadline:
-                self.pool.kill_running(Imposed(FailureClass.INTERRUPTED, self.stop_message))
+                self.pool.kill_running(Imposed(FC.INTERRUPTED, self.stop_message))
             return not busy
         return not busy and self.store.n_done() >= self.cfg.n_trials
 
@@ -211,7 +218,8 @@ class Supervisor:
                 if not self.store.budget_left(self.cfg.n_trials):
                     return
                 self.pending = self._ask()
-            at = self.planner.place(self.pending.params or None, [s.device for s in idle])
+            alone = bool(self.pending.user_attrs.get(attrs.RUN_ALONE))
+            at = self.planner.place(self.pending.params or None, [s.device for s in idle], alone)
             if at is None:
                 return  # the trial waits until a running one frees memory
             asked, self.pending = self.pending, None
@@ -238,7 +246,8 @@ class Supervisor:
             fault[0], self.cfg.timeout_per_trial, self.cfg.max_host_mem_mb, w.tree_rss_mb
         )
         self.pool.assign(slot, spec, asked.attempt, timeout, mem)
-        self.planner.started(n, slot.device, spec.params)
+        alone = bool(asked.user_attrs.get(attrs.RUN_ALONE))
+        self.planner.started(n, slot.device, spec.params, alone)
         self.stats.trial_started(n, slot, w.pid, asked.attempt, fault[0])
 
     def _retire(self, slot: Slot, reason: str) -> None:
@@ -258,9 +267,8 @@ class Supervisor:
 
     def _on_ready(self, slot: Slot, payload: dict[str, Any]) -> None:
         self.pool.ready(slot)
-        self.stats.worker(
-            "worker_started", slot, payload["pid"], boot_s=round(payload["boot_s"], 3)
-        )
+        boot_s = round(payload["boot_s"], 3)
+        self.stats.worker("worker_started", slot, payload["pid"], boot_s=boot_s)
 
     def _on_boot_error(self, slot: Slot, payload: tuple[str, str, str]) -> None:
         type_name, message, _tb = payload
@@ -283,7 +291,7 @@ class Supervisor:
             worker_pid=slot.worker.pid if slot.worker else 0,
             log_path=run.spec.log_path,
         )
-        self._finish(run.number, run.attempt, run.device, result, slot)
+        self._finish(result, run.spec.user_attrs, run.device, slot)
 
     def _on_exit(self, slot: Slot) -> None:
         w = slot.worker
@@ -301,7 +309,7 @@ class Supervisor:
         run = self.pool.release(slot) if slot.running is not None else None
         if run is not None:
             result = self.pool.lost(run, code, sig, w.pid)
-            self._finish(run.number, run.attempt, run.device, result, None)
+            self._finish(result, run.spec.user_attrs, run.device, None)
         elif code == WorkerExit.RECYCLE:
             reason = "it could not clean up after its trial (sticky CUDA error)"
             self.stats.worker("worker_recycled", slot, w.pid, reason=reason)
@@ -345,42 +353,45 @@ class Supervisor:
         for o in orphans:
             rd = str(o.run_dir) if o.run_dir else None
             result = recover(o.number, o.why, rd, worker_pid=o.worker_pid, age_s=o.age_s)
-            self._finish(o.number, o.attempt, o.device, result, None)
-            how = "outcome file" if result.source is Source.RECORDED else o.why
-            state = "FAIL" if result.status is Status.FAILED else result.status.name
-            self.events.emit("trial_recovered", trial=o.number, state=state, how=how)
+            self._finish(result, o.user_attrs, o.device, None)
+            self.stats.recovered(result, o.why)
         return len(orphans)
 
     def _finish(
-        self, number: int, attempt: int, device: int | None, result: TrialResult, slot: Slot | None
+        self, result: TrialResult, lineage: Mapping[str, Any], device: int | None, slot: Slot | None
     ) -> Decision:
-        """Decide and carry out the decision: the one place a trial is finished."""
-        c, diag = self.cfg, result.diagnosis
-        oom = result.failure_class is FailureClass.OOM
-        self.planner.finished(number, result.peak_gpu_mem_mb, oom=oom)
+        """Decide and carry out the decision: the one place a trial is finished. ``lineage`` is
+        the trial's user attributes (attempt and retry counts of its parameters)."""
+        number, diag = result.number, result.diagnosis
+        shared, lost = self.planner.was_shared(number), not self.planner.usable(device)
+        self.planner.finished(number, result.peak_gpu_mem_mb, oom=result.failure_class is FC.OOM)
         sticky = bool(diag and diag.sticky)
         n_sticky, health = self.planner.sticky_context(device) if sticky else (0, None)
-        decision = decide(
-            result,
-            replace(
-                self.limits,
-                attempt=attempt,
-                on_gpu=device is not None,
-                consecutive_failures=self.streak,
-                failed_trials=self.failed,
-                sticky_on_device=n_sticky,
-                device_health=health,
-            ),
+        situation = replace(
+            self.ctx,
+            attempt=int(lineage.get(attrs.ATTEMPT, 1)),
+            infra_retries=int(lineage.get(attrs.INFRA_RETRIES, 0)),
+            on_gpu=device is not None,
+            gpu_shared=shared,
+            device_lost=lost,
+            sticky_on_device=n_sticky,
+            device_health=health,
         )
+        decision = decide(result, situation)
         if sticky:
             self.planner.note_sticky(device)
         try:
-            if not self.store.finish(number, result, decision, attempt=attempt, device=device):
+            if not self.store.finish(result, decision, lineage=lineage, device=device):
                 log.warning("[trial %d] was already finished by someone else", number)
         except StorageError as exc:
             raise StopRun(ExitCode.STORAGE, str(exc)) from None
-        self.streak, self.failed = decision.consecutive_failures, decision.failed_trials
-        self.stats.finished(number, result, decision, attempt)
+        self.ctx = replace(
+            self.ctx,
+            consecutive_failures=decision.consecutive_failures,
+            failed_trials=decision.failed_trials,
+            recent=decision.recent,
+        )
+        self.stats.finished(number, result, decision, situation.attempt)
         if decision.quarantine and device is not None:
             ev = self.planner.quarantine(device, decision.quarantine)
             if ev is not None:
@@ -389,21 +400,17 @@ class Supervisor:
             if decision.recycle or result.recycle:
                 self._retire(slot, str(decision.recycle or result.recycle))
             elif self.pool.due_for_recycle(slot):
-                self._retire(slot, f"recycle_every={c.recycle_every}")
+                self._retire(slot, f"recycle_every={self.cfg.recycle_every}")
         if decision.stop:
-            cls = result.failure_class.value if result.failure_class else "?"
-            msg = (
-                f"stopping: {decision.stop}; last class {cls}: {result.first_line[:200]} "
-                f"(log: {result.log_path})"
-            )
-            log.error(msg)
-            self._begin_stop(ExitCode.FAILURES, msg)
+            log.error(msg := stop_message(decision, result))
+            self._begin_stop(decision.stop_code, msg)
         return decision
 
     def _quarantined(self, ev: QuarantineEvent) -> None:
         self.events.emit("device_quarantined", device=ev.device, reason=ev.reason)
         self.echo(f"GPU {ev.device} quarantined: {ev.reason}")
-        self.store.record_quarantine(ev.device, ev.reason)
+        if not ev.restored:
+            self.store.record_quarantine(ev.device, ev.uuid, ev.reason)
         if ev.reset is not None:
             self.events.emit("gpu_reset", device=ev.device, done=ev.reset[0], message=ev.reset[1])
         if ev.none_left:
@@ -416,22 +423,16 @@ class Supervisor:
         if hasattr(self, "pool"):
             why = self.stop_message or "the supervisor stopped"
             cut = [
-                (r.attempt, r.device, res)
-                for r, res in self.pool.shutdown(Imposed(INTERRUPTED, why))
+                (res, r.spec.user_attrs, r.device)
+                for r, res in self.pool.shutdown(Imposed(FC.INTERRUPTED, why))
             ]
             if self.pending is not None:  # asked, never started
                 asked, self.pending = self.pending, None
-                note = f"asked but never started: {why}"
-                cut.append(
-                    (
-                        asked.attempt,
-                        None,
-                        build_result(asked.number, imposed=Imposed(INTERRUPTED, note)),
-                    )
-                )
-            for attempt, device, result in cut:
+                note = Imposed(FC.INTERRUPTED, f"asked but never started: {why}")
+                cut.append((build_result(asked.number, imposed=note), asked.user_attrs, None))
+            for result, lineage, device in cut:
                 try:
-                    self._finish(result.number, attempt, device, result, None)
+                    self._finish(result, lineage, device, None)
                 except Exception as exc:
                     log.error("[trial %d] could not be marked interrupted: %s", result.number, exc)
         if self.planner is not None:

@@ -50,12 +50,18 @@ def run_hpo(
 
 
 def start_hpo(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, **kw: Any
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    wrap: list[str] | None = None,
+    **kw: Any,
 ) -> subprocess.Popen[str]:
+    """Start ``hpo ARGS`` in its own process group (killed at teardown); ``wrap`` is a command
+    prefix such as ``["unshare", "-u", ...]``."""
     full_env = {**os.environ, **(env or {})}
     full_env.setdefault("PYTHONPATH", str(ROOT))
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hpo.cli", *args],
+        [*(wrap or []), sys.executable, "-m", "hpo.cli", *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -84,8 +90,7 @@ def _kill_started_processes() -> Any:
     yield
     while _STARTED:
         proc = _STARTED.pop()
-        if proc.poll() is None:
-            _kill_group(proc)
+        _kill_group(proc)  # even when the leader has exited: its group may outlive it
         for stream in (proc.stdout, proc.stderr):
             if stream is not None:
                 stream.close()

@@ -361,7 +361,8 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
         elif t.state == TrialState.PRUNED:  # pruned by the objective's own pruner: no failure tags
             assert "failure_class" not in t.user_attrs
     assert len(faults) >= 8, faults
-    # Each injected fault carries the right class and action (prune once retries are exhausted).
+    # Each injected fault carries the right class and action; once retries are exhausted a
+    # crash is FAIL (only parameter-caused classes are PRUNED).
     from tests.test_runner_faults import EXPECTED
 
     for t in trials:
@@ -371,7 +372,7 @@ def test_chaos_200_trials_four_workers(tmp_path: Path) -> None:
         fclass, _state, action, _retried = EXPECTED[fault]
         assert t.user_attrs["failure_class"] == fclass, (fault, t.user_attrs)
         if "retries exhausted" in t.user_attrs.get("hpo:failure_note", ""):
-            assert t.user_attrs["hpo:failure_action"] == "prune"
+            assert t.user_attrs["hpo:failure_action"] == "fail" and t.state == TrialState.FAIL
         else:
             assert t.user_attrs["hpo:failure_action"] == action, (fault, t.user_attrs)
     # Retries are linked to their originals and carry the same parameters.
@@ -455,3 +456,38 @@ def test_supermax_without_gpu_or_network_fails_fast_with_a_clear_message(tmp_pat
     assert proc.returncode == 2, proc.stdout + proc.stderr
     _one_line_error(proc, "not in the local Hugging Face cache", "huggingface-cli download")
     assert not (tmp_path / "r" / "study.db").exists()
+
+
+def test_lifting_a_quarantine_that_does_not_exist_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "q.db"
+    optuna.create_study(study_name="q", storage=f"sqlite:///{db}")
+    proc = run_hpo("quarantine", "--storage", f"sqlite:///{db}", "--study", "q", "--lift", "3")
+    assert proc.returncode == 2, proc.stderr
+    assert (
+        proc.stderr.strip()
+        == "hpo: error: no quarantine of GPU '3' in study 'q' (quarantined: none)"
+    )
+    listed = run_hpo("quarantine", "--storage", f"sqlite:///{db}", "--study", "q")
+    assert listed.returncode == 0 and "no GPU is quarantined" in listed.stdout
+
+
+@pytest.mark.parametrize(
+    ("breaker", "culprit"),
+    [
+        ({"windw": 10}, "breaker.windw"),
+        ({"share": 1.5}, "breaker.share"),
+        ({"share": 0}, "breaker.share"),
+    ],
+)
+def test_bad_breaker_settings_name_the_key(
+    tmp_path: Path, breaker: dict[str, object], culprit: str
+) -> None:
+    cfg = write_config(
+        tmp_path / "b.yaml",
+        study="b",
+        objective="hpo.testing.objectives:quadratic",
+        breaker=breaker,
+    )
+    proc = run_hpo("run", str(cfg))
+    assert proc.returncode == 2 and culprit in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1

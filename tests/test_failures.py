@@ -178,7 +178,7 @@ def test_default_policy() -> None:
         "user_error": "fail",
         "worker_lost": "retry",
         "supervisor_lost": "retry",
-        "interrupted": "fail",
+        "interrupted": "retry",
     }
     assert {c.value: a.value for c, a in DEFAULT_POLICY.items()} == expected
     with pytest.raises(TypeError):
@@ -213,7 +213,7 @@ def test_supervisor_observed_failures() -> None:
     assert (timeout.action, timeout.sticky, timeout.cuda) == (Action.FAIL, False, False)
     assert diagnosis_for(FailureClass.HOST_OOM).action is Action.PRUNE
     assert diagnosis_for(FailureClass.SUPERVISOR_LOST).action is Action.RETRY
-    assert diagnosis_for(FailureClass.INTERRUPTED).action is Action.FAIL
+    assert diagnosis_for(FailureClass.INTERRUPTED).action is Action.RETRY  # not the trial's fault
 
 
 # ----------------------------------------------------------------------------- Policy

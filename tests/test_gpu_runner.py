@@ -74,7 +74,8 @@ def test_failing_device_is_quarantined_and_run_finishes_on_other(tmp_path: Path)
     proc = run_hpo("run", str(cfg), "--quiet", timeout=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     study = optuna.load_study(study_name="q", storage=f"sqlite:///{run_dir / 'study.db'}")
-    assert "hpo:quarantine:0" in study.user_attrs
+    (q,) = [v for k, v in study.user_attrs.items() if k.startswith("hpo:quarantine:")]
+    assert q["gpu"] == 0 and q["uuid"] and q["reason"]
     trials = study.get_trials()
     done = [t for t in trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
     assert len(done) == 16

@@ -10,6 +10,7 @@ spawned, STOPs sent, trials per state, attempts. Elastic's agent tests (scripted
 from __future__ import annotations
 
 import signal
+import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -173,8 +174,11 @@ def test_a_second_signal_kills_running_trials_at_once(tmp_path: Path) -> None:
     sup = Supervisor(_cfg(tmp_path, n_trials=5, stop_grace_s=30), mechanism=mech, clock=clock)  # type: ignore[arg-type]
     hook.sup = sup  # type: ignore[attr-defined]
     assert sup.run() == ExitCode.INTERRUPTED
-    (t,) = _trials(tmp_path)
+    t, retry = _trials(tmp_path)
     assert t.state == TrialState.FAIL and t.user_attrs["failure_class"] == "interrupted"
+    # Not the trial's fault: its parameters wait in the study for the next run.
+    assert retry.state == TrialState.WAITING and retry.user_attrs["hpo:retry_of"] == t.number
+    assert t.user_attrs["hpo:retried_as"] == retry.number and t.user_attrs["hpo:blameless"]
     assert mech.spawned[0].killed == [signal.SIGKILL]
     assert clock.now < 1000.0 + 30  # not after the grace period
 
@@ -210,7 +214,8 @@ def test_sticky_errors_quarantine_a_healthy_gpu_after_quarantine_after(tmp_path:
     study = optuna.load_study(
         study_name="loop", storage=f"sqlite:///{tmp_path / 'run' / 'study.db'}"
     )
-    assert "3 sticky CUDA errors" in study.user_attrs["hpo:quarantine:0"]["reason"]
+    (q,) = [v for k, v in study.user_attrs.items() if k.startswith("hpo:quarantine:")]
+    assert q["gpu"] == 0 and "3 sticky CUDA errors" in q["reason"]
     events = (tmp_path / "run" / "events.jsonl").read_text()
     assert events.count('"device_quarantined"') == 1 and '"gpu_reset"' in events
     # Every sticky error recycled its worker; nothing ran on GPU 0 after the quarantine.
@@ -293,3 +298,56 @@ def test_a_worker_that_cannot_go_on_says_so_and_is_never_handed_another_trial(
     assert [pid for n, pid in mech.runs if n <= 1] == [mech.spawned[0].pid] * 2
     events = (tmp_path / "run" / "events.jsonl").read_text()
     assert '"worker_lost"' not in events and "cleanup failed" in events
+
+
+def test_a_quarantine_outlives_the_run_until_it_is_lifted_or_expires(tmp_path: Path) -> None:
+    from hpo.storage import lift_quarantine
+
+    gpu = {"gpus": "auto", "device_backend": "simulated", "simulated_gpus": {"count": 2}}
+
+    def trial(spec: Any, w: Any) -> Any:
+        if w.boot.env.get("HPO_DEVICE_INDEX") == "0" and first_run:
+            return Done(Status.FAILED, None, "torch.AcceleratorError", ILLEGAL)
+        return Done()
+
+    def devices_used(mech: FakeMechanism) -> set[str]:
+        by_pid = {w.pid: w.boot.env.get("HPO_DEVICE_INDEX") for w in mech.spawned}
+        return {by_pid[pid] for _, pid in mech.runs}
+
+    first_run = True
+    clock = FakeClock()
+    mech = FakeMechanism(clock, trial=trial)
+    code, _ = _run(tmp_path, mech, clock, n_trials=6, quarantine_after=2, max_retries=5, **gpu)
+    assert code == ExitCode.OK and "0" in devices_used(mech)
+
+    first_run = False  # GPU 0 would work now, but it stays out of rotation
+    mech = FakeMechanism(clock, trial=trial)
+    code, sup = _run(tmp_path, mech, clock, n_trials=12, **gpu)
+    assert code == ExitCode.OK and devices_used(mech) == {"1"}
+    assert sup.planner.restored and sup.planner.restored[0].device == 0
+
+    study = optuna.load_study(
+        study_name="loop", storage=f"sqlite:///{tmp_path / 'run' / 'study.db'}"
+    )
+    assert [q["gpu"] for q in lift_quarantine(study, "0")] == [0]
+    mech = FakeMechanism(clock, trial=trial)
+    code, _ = _run(tmp_path, mech, clock, n_trials=20, **gpu)
+    assert code == ExitCode.OK and devices_used(mech) == {"0", "1"}
+
+
+def test_an_expired_quarantine_is_forgotten(tmp_path: Path) -> None:
+    gpu = {"gpus": "auto", "device_backend": "simulated", "simulated_gpus": {"count": 2}}
+    clock = FakeClock()
+    sick = FakeMechanism(
+        clock,
+        trial=lambda spec, w: (
+            Done(Status.FAILED, None, "torch.AcceleratorError", ILLEGAL)
+            if w.boot.env.get("HPO_DEVICE_INDEX") == "0"
+            else Done()
+        ),
+    )
+    _run(tmp_path, sick, clock, n_trials=6, quarantine_after=2, max_retries=5, **gpu)
+    time.sleep(1.1)
+    mech = FakeMechanism(clock, trial=lambda spec, w: Done())
+    code, sup = _run(tmp_path, mech, clock, n_trials=14, quarantine_expires_s=1, **gpu)
+    assert code == ExitCode.OK and not sup.planner.restored

@@ -8,12 +8,14 @@ parsed here, so the document and the code cannot drift apart.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from optuna.trial import TrialState
 
 from hpo import attrs
+from hpo.errors import ExitCode
 from hpo.failures import (
     DEFAULT_POLICY,
     Action,
@@ -24,6 +26,7 @@ from hpo.failures import (
     Policy,
     build_result,
     decide,
+    stop_message,
 )
 from hpo.outcome import Outcome, Status
 
@@ -137,8 +140,8 @@ def test_decide_config_error_of_the_objective_stops_whatever_the_class() -> None
         ),
     )
     d = decide(result, Context())
-    assert (d.state, d.action) == (TrialState.FAIL, Action.STOP)
-    assert d.stop == f"policy stops the study on {result.failure_class.value}"  # type: ignore[union-attr]
+    assert (d.state, d.action, d.stop_code) == (TrialState.FAIL, Action.STOP, ExitCode.CONFIG)
+    assert d.stop == "the objective reported a configuration error"
     assert d.tags[attrs.FAILURE_NOTE] == "the objective reported a configuration error"
 
 
@@ -189,10 +192,12 @@ def test_build_result_classifies_once_and_merges_exit_status() -> None:
     assert won.status is Status.COMPLETE and won.diagnosis is None
 
 
-def test_decide_note_when_retries_run_out() -> None:
+def test_decide_when_retries_run_out_only_parameter_caused_classes_are_pruned() -> None:
     d = decide(failed(FailureClass.SEGFAULT), Context(attempt=3, max_retries=2))
     assert d.tags[attrs.FAILURE_NOTE] == "retries exhausted after 3 attempt(s)"
-    assert re.fullmatch(r"PRUNED, prune, recycle", render(d))
+    assert re.fullmatch(r"FAIL, fail, recycle", render(d))
+    ctx = Context(attempt=3, max_retries=2, policy=Policy({"oom": "retry"}))
+    assert render(decide(failed(FailureClass.OOM), ctx)) == "PRUNED, prune, recycle"
 
 
 @pytest.mark.parametrize(
@@ -217,6 +222,8 @@ def test_documented_retry_attributes_are_the_schema() -> None:
     table = _doc_table("### Retries")
     documented = {row[1].strip("`") for row in table[2:] if row[0] == "user attr"}
     assert documented == {a.key for a in attrs.RETRY_ATTRS}
+    linked = {row[1].strip("`") for row in table[2:] if row[0] == "user attr of the failed trial"}
+    assert linked == {attrs.RETRIED_AS}
 
 
 def test_decide_writes_exactly_the_documented_failure_tags() -> None:
@@ -233,3 +240,96 @@ def test_readers_fall_back_to_hpo_0_1_keys_only_for_trials_without_namespaced_ke
     mixed = {"attempt": "mine", "hpo:failure_class": "oom"}
     assert attrs.read(mixed, attrs.ATTEMPT) is None
     assert attrs.read(mixed, attrs.FAILURE_CLASS) == "oom"
+
+
+# -- issue 13: whose fault, the two budgets, the breaker's window ------------------------------
+@pytest.mark.parametrize(
+    ("cls", "ctx", "expected"),
+    [
+        (FailureClass.SUPERVISOR_LOST, Context(), "FAIL, retry, recycle"),
+        (FailureClass.INTERRUPTED, Context(attempt=5, infra_retries=2), "FAIL, retry, recycle"),
+        (FailureClass.SUPERVISOR_LOST, Context(attempt=4, infra_retries=3), "FAIL, fail, recycle"),
+        (FailureClass.OOM, Context(on_gpu=True, gpu_shared=True), "FAIL, retry, recycle"),
+        (
+            FailureClass.OOM,
+            Context(on_gpu=True, gpu_shared=True, infra_retries=3),
+            "FAIL, fail, recycle",
+        ),
+        (
+            FailureClass.CUDA_CONTEXT_CORRUPTED,
+            Context(on_gpu=True, device_lost=True, attempt=9, infra_retries=0),
+            "FAIL, retry, recycle",
+        ),
+        (FailureClass.TIMEOUT, Context(on_gpu=True, device_lost=True), "FAIL, retry, recycle"),
+    ],
+    ids=[
+        "lost",
+        "interrupted-twice",
+        "infra-budget-spent",
+        "shared-oom",
+        "shared-oom-spent",
+        "device-lost",
+        "device-lost-hang",
+    ],
+)
+def test_decide_not_the_trials_fault(cls: FailureClass, ctx: Context, expected: str) -> None:
+    d = decide(failed(cls), replace(ctx, consecutive_failures=4, failed_trials=99))
+    assert render(d) == expected
+    assert d.blameless and d.tags[attrs.BLAMELESS] is True
+    assert d.state is not TrialState.PRUNED  # samplers never learn from it
+    # ... and it never counts: not the streak, not max_failed_trials, not the window.
+    assert (d.consecutive_failures, d.failed_trials, d.recent, d.stop) == (4, 99, (), None)
+    assert d.alone == (cls is FailureClass.OOM and d.retry)
+
+
+def test_decide_a_lost_gpu_does_not_excuse_a_bug_in_the_objective() -> None:
+    d = decide(failed(FailureClass.USER_ERROR), Context(on_gpu=True, device_lost=True))
+    assert not d.blameless and render(d) == "FAIL, fail"
+
+
+def test_decide_own_retries_are_counted_apart_from_infra_retries() -> None:
+    # Attempt 3 after two interruptions: the trial has used none of its own max_retries.
+    d = decide(failed(FailureClass.SEGFAULT), Context(attempt=3, infra_retries=2, max_retries=1))
+    assert d.retry and not d.blameless
+
+
+def test_decide_window_trips_when_one_class_dominates_whatever_its_action() -> None:
+    ctx = Context(breaker_window=20, breaker_share=0.8, max_retries=100)
+    recent: tuple[str, ...] = ()
+    stops = []
+    for n in range(30):
+        d = decide(failed(FailureClass.SEGFAULT), replace(ctx, recent=recent, attempt=1 + n % 2))
+        recent = d.recent
+        stops.append(d.stop)
+    first = next(i for i, s in enumerate(stops) if s)
+    assert first == 19 and stops[first] == "100% of the last 20 attempts failed as segfault"
+    # Successes in the window keep a flaky-but-useful objective running.
+    mixed = tuple(["segfault"] * 14 + ["ok"] * 5)  # with this one: 15 of 20, 75%
+    assert decide(failed(FailureClass.SEGFAULT), replace(ctx, recent=mixed)).stop is None
+    # Pruned OOMs count too: a search space that never fits is stopped, not burnt.
+    many_oom = tuple(["oom"] * 19)
+    d = decide(failed(FailureClass.OOM), replace(ctx, recent=many_oom))
+    assert d.state == TrialState.PRUNED and d.stop == "100% of the last 20 attempts failed as oom"
+
+
+def test_decide_a_success_enters_the_window_as_ok() -> None:
+    done = build_result(1, outcome=Outcome(1, Status.COMPLETE, values=[0.5]))
+    assert decide(done, Context(recent=("segfault",))).recent == ("segfault", "ok")
+
+
+def test_stop_message_names_class_sample_hint_log_and_next_command() -> None:
+    result = build_result(
+        12,
+        outcome=Outcome(
+            12,
+            Status.FAILED,
+            exception_type="torch.AcceleratorError",
+            message="CUDA error: an illegal instruction was encountered",
+        ),
+        log_path="/runs/x/logs/trial-000012.log",
+    )
+    d = decide(result, Context(max_retries=0, max_consecutive_failures=1))
+    msg = stop_message(d, result)
+    assert "1 consecutive failures" in msg and "cuda_context_corrupted" in msg
+    assert "illegal instruction" in msg and "trial-000012.log" in msg
+    assert "hint:" in msg and "hpo replay 12 and hpo doctor" in msg

@@ -223,8 +223,13 @@ def test_sigint_marks_running_trials_interrupted(tmp_path: Path) -> None:
     assert proc.returncode == 130, out + err
     study = optuna.load_study(study_name="i", storage=f"sqlite:///{run_dir / 'study.db'}")
     trials = study.get_trials()
-    assert len(trials) == 2 and all(t.state == TrialState.FAIL for t in trials)
-    assert all(t.user_attrs["failure_class"] == "interrupted" for t in trials)
+    cut = [t for t in trials if t.state == TrialState.FAIL]
+    assert len(cut) == 2 and all(t.user_attrs["failure_class"] == "interrupted" for t in cut)
+    # Not their fault: their parameters wait (WAITING) for the next run, linked both ways.
+    waiting = [t for t in trials if t.state == TrialState.WAITING]
+    assert sorted(t.user_attrs["hpo:retry_of"] for t in waiting) == sorted(t.number for t in cut)
+    assert all(t.user_attrs["hpo:blameless"] and "hpo:retried_as" in t.user_attrs for t in cut)
+    assert len(trials) == 4
     assert_no_run_processes(run_dir)
 
 

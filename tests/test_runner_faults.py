@@ -182,8 +182,9 @@ def test_bad_return_values(kind: str, fclass: str, run_dir: Path, tmp_path: Path
     assert "returned" in trials[0].user_attrs["hpo:error_msg"]
     if fclass == "user_error":
         assert proc.returncode == 4
-    else:
-        assert proc.returncode == 0
+    else:  # the only trial was pruned: n_trials reached, nothing learned
+        assert proc.returncode == 6
+        assert "no trial completed" in proc.stderr
 
 
 def test_the_runner_never_overwrites_a_user_attribute(run_dir: Path, tmp_path: Path) -> None:

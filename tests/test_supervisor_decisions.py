@@ -71,10 +71,10 @@ def _failed(run: Run, exc_type: str | None, message: str) -> Outcome:
 def record(sup: Supervisor, run: Run, outcome: Outcome) -> str | None:
     """Finish ``run`` with ``outcome``; returns the reason to recycle its worker, if any."""
     result = build_result(run.number, outcome=outcome, log_path="/dev/null")
-    return sup._finish(run.number, run.attempt, None, result, None).recycle
+    return sup._finish(result, {"hpo:attempt": run.attempt}, None, None).recycle
 
 
-def test_retry_then_prune_when_retries_are_exhausted(tmp_path: Path) -> None:
+def test_retry_then_fail_when_retries_are_exhausted(tmp_path: Path) -> None:
     sup = _supervisor(tmp_path, max_retries=1)
     first = _run(sup)
     reason = record(
@@ -92,6 +92,7 @@ def test_retry_then_prune_when_retries_are_exhausted(tmp_path: Path) -> None:
         "hpo:retry_of": 0,
         "hpo:attempt": 2,
         "hpo:retry_reason": "cuda_context_corrupted",
+        "hpo:infra_retries": 0,
     }
     assert waiting[0].params == t0.params
     assert optuna.storages.RetryHeartbeatStaleTrialCallback.retried_trial_number(waiting[0]) == 0
@@ -105,7 +106,8 @@ def test_retry_then_prune_when_retries_are_exhausted(tmp_path: Path) -> None:
         ),
     )
     t1 = sup.store.study.trials[run2.number]
-    assert t1.state == TrialState.PRUNED and t1.user_attrs["hpo:failure_action"] == "prune"
+    # A crash is not caused by the parameters: when retries run out it is FAIL, never PRUNED.
+    assert t1.state == TrialState.FAIL and t1.user_attrs["hpo:failure_action"] == "fail"
     assert "retries exhausted" in t1.user_attrs["hpo:failure_note"]
     assert not [t for t in sup.store.study.trials if t.state == TrialState.WAITING]
     assert sup.stopping is None
@@ -186,7 +188,7 @@ def test_config_error_raised_by_the_objective_stops_the_run(tmp_path: Path) -> N
             "model 'roberta-base' is not in the local Hugging Face cache",
         ),
     )
-    assert sup.stopping == ExitCode.FAILURES
+    assert sup.stopping == ExitCode.CONFIG  # a configuration error, not a breaker trip
     assert sup.store.study.trials[0].user_attrs["hpo:failure_action"] == "stop"
 
 

@@ -42,6 +42,8 @@ class QuarantineEvent:
     reason: str
     none_left: bool
     reset: tuple[bool, str] | None = None
+    uuid: str | None = None
+    restored: bool = False  # read back from the study at start, not new
 
 
 class Planner(Protocol):
@@ -55,11 +57,23 @@ class Planner(Protocol):
     def ask_distributions(
         self, space: Mapping[str, BaseDistribution]
     ) -> dict[str, BaseDistribution] | None: ...
-    def place(self, params: Mapping[str, Any] | None, idle: Sequence[int | None]) -> int | None:
-        """Index into ``idle`` of the slot device to start the trial on now, or None to wait."""
+    def place(
+        self, params: Mapping[str, Any] | None, idle: Sequence[int | None], alone: bool = False
+    ) -> int | None:
+        """Index into ``idle`` of the slot device to start the trial on now, or None to wait;
+        ``alone``: only on a GPU no other trial is running on."""
         ...
 
-    def started(self, number: int, device: int | None, params: Mapping[str, Any]) -> None: ...
+    def started(
+        self, number: int, device: int | None, params: Mapping[str, Any], alone: bool = False
+    ) -> None:
+        """Trial ``number`` started; ``alone``: no other trial may join it on its GPU."""
+        ...
+
+    def was_shared(self, number: int) -> bool:
+        """Whether another trial ran on the same GPU while trial ``number`` ran."""
+        ...
+
     def finished(self, number: int, peak_mb: float | None, *, oom: bool) -> None: ...
     def sticky_context(self, device: int | None) -> tuple[int, str | None]:
         """(sticky errors on ``device`` within the window, failed-health reason or None)."""
@@ -75,6 +89,7 @@ class NullPlanner:
     """No GPU: every slot runs on the CPU, nothing is placed, nothing is quarantined."""
 
     on_gpu = False
+    restored: list[QuarantineEvent] = []
 
     def __init__(self, workers: int, hide_gpus: bool) -> None:
         self._workers = workers
@@ -94,11 +109,18 @@ class NullPlanner:
     ) -> dict[str, BaseDistribution] | None:
         return None
 
-    def place(self, params: Mapping[str, Any] | None, idle: Sequence[int | None]) -> int | None:
+    def place(
+        self, params: Mapping[str, Any] | None, idle: Sequence[int | None], alone: bool = False
+    ) -> int | None:
         return 0 if idle else None
 
-    def started(self, number: int, device: int | None, params: Mapping[str, Any]) -> None:
+    def started(
+        self, number: int, device: int | None, params: Mapping[str, Any], alone: bool = False
+    ) -> None:
         return None
+
+    def was_shared(self, number: int) -> bool:
+        return False
 
     def finished(self, number: int, peak_mb: float | None, *, oom: bool) -> None:
         return None
@@ -135,9 +157,12 @@ class DevicePlanner:
         packing_auto: bool,
         window_s: float,
         allow_reset: bool,
+        uuids: Mapping[int, str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.backend = backend
+        self.uuids = dict(uuids or {})
+        self.restored: list[QuarantineEvent] = []
         self.devices = devices
         self.packer = packer
         self._per_gpu = per_gpu
@@ -147,6 +172,8 @@ class DevicePlanner:
         self._allow_reset = allow_reset
         self._clock = clock
         self._sticky: dict[int, list[float]] = {d: [] for d in devices}
+        self._shared: set[int] = set()  # trials that had company on their GPU
+        self._alone: dict[int, int] = {}  # device -> the trial that must run alone on it
         self._next_health = 0.0
 
     def slot_devices(self) -> list[int | None]:
@@ -172,22 +199,36 @@ class DevicePlanner:
             if (k in keys if keys else not isinstance(v, FloatDistribution))
         } or None
 
-    def place(self, params: Mapping[str, Any] | None, idle: Sequence[int | None]) -> int | None:
+    def place(
+        self, params: Mapping[str, Any] | None, idle: Sequence[int | None], alone: bool = False
+    ) -> int | None:
         if not idle:
             return None
         first: dict[int, int] = {}
         for i, d in enumerate(idle):
-            if d is not None:
+            if d is not None and d not in self._alone and not (alone and self.packer.running_on(d)):
                 first.setdefault(d, i)
         exclude = [d for d in self.devices if d not in first]
         device = self.packer.choose(dict(params) if params else None, exclude=exclude)
         return None if device is None else first[device]
 
-    def started(self, number: int, device: int | None, params: Mapping[str, Any]) -> None:
+    def started(
+        self, number: int, device: int | None, params: Mapping[str, Any], alone: bool = False
+    ) -> None:
         if device is not None:
+            if alone:
+                self._alone[device] = number
+            others = self.packer.running_on(device)
+            if others:
+                self._shared.update([number, *others])
             self.packer.start(number, device, dict(params) or None)
 
+    def was_shared(self, number: int) -> bool:
+        return number in self._shared
+
     def finished(self, number: int, peak_mb: float | None, *, oom: bool) -> None:
+        self._shared.discard(number)
+        self._alone = {d: n for d, n in self._alone.items() if n != number}
         self.packer.finish(number, peak_mb, oom=oom)
 
     def _recent(self, device: int) -> list[float]:
@@ -210,7 +251,25 @@ class DevicePlanner:
         reset = None
         if self._allow_reset:
             reset = reset_gpu(self.backend, device, allowed=True)
-        return QuarantineEvent(device, reason, not self.packer.active_devices(), reset)
+        none_left = not self.packer.active_devices()
+        return QuarantineEvent(device, reason, none_left, reset, self.uuids.get(device))
+
+    def restore(self, records: Sequence[Mapping[str, Any]]) -> None:
+        """Keep out of rotation the GPUs an earlier run quarantined (matched by UUID, else by
+        index); the events are in :attr:`restored`."""
+        for rec in records:
+            matches = [
+                d
+                for d in self.devices
+                if (rec.get("uuid") and self.uuids.get(d) == rec.get("uuid"))
+                or (not rec.get("uuid") and rec.get("gpu") == d)
+            ]
+            for d in matches:
+                reason = f"{rec.get('reason')} (since an earlier run; `hpo quarantine --lift {d}`)"
+                if self.packer.quarantine(d, reason):
+                    none_left = not self.packer.active_devices()
+                    ev = QuarantineEvent(d, reason, none_left, None, self.uuids.get(d), True)
+                    self.restored.append(ev)
 
     def check_health(self) -> list[QuarantineEvent]:
         """Probe the active GPUs every ``HEALTH_EVERY_S``; a failed probe quarantines the GPU."""
@@ -250,8 +309,11 @@ def check_gpu_requirement(cfg: StudyConfig, run_dir: Path) -> None:
         )
 
 
-def open_planner(cfg: StudyConfig, run_dir: Path) -> DevicePlanner | NullPlanner:
-    """The planner for this run: GPUs found by the configured backend, or the CPU."""
+def open_planner(
+    cfg: StudyConfig, run_dir: Path, quarantined: Sequence[Mapping[str, Any]] = ()
+) -> DevicePlanner | NullPlanner:
+    """The planner for this run: GPUs found by the configured backend, or the CPU; the GPUs in
+    ``quarantined`` (records an earlier run left on the study) stay out of rotation."""
     hide = cfg.device_backend == "cpu" or cfg.gpus == "none"
     if cfg.gpus == "none":
         return NullPlanner(cfg.workers, hide)
@@ -287,7 +349,7 @@ def open_planner(cfg: StudyConfig, run_dir: Path) -> DevicePlanner | NullPlanner
         else math.ceil(cfg.workers / len(devices))
     )
     log.info("GPUs %s (%s backend), %s trial(s) per GPU", devices, backend.name, cfg.trials_per_gpu)
-    return DevicePlanner(
+    planner = DevicePlanner(
         backend,
         devices,
         packer,
@@ -296,4 +358,7 @@ def open_planner(cfg: StudyConfig, run_dir: Path) -> DevicePlanner | NullPlanner
         packing_auto=cfg.trials_per_gpu == "auto",
         window_s=cfg.quarantine_window_s,
         allow_reset=cfg.allow_gpu_reset,
+        uuids={d: backend.info(d).uuid for d in devices},
     )
+    planner.restore(quarantined)
+    return planner

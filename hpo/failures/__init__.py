@@ -10,7 +10,7 @@ classifies a failure once with :func:`classify`), then asks :func:`decide` for a
 
 from hpo.failures.classes import DEFAULT_POLICY, Action, Diagnosis, FailureClass
 from hpo.failures.classify import classify, diagnosis_for
-from hpo.failures.policy import Context, Decision, Policy, decide
+from hpo.failures.policy import Context, Decision, Policy, decide, stop_message
 from hpo.failures.result import Imposed, Source, TrialResult, recover, signal_name
 from hpo.failures.result import build as build_result
 
@@ -31,4 +31,5 @@ __all__ = [
     "diagnosis_for",
     "recover",
     "signal_name",
+    "stop_message",
 ]

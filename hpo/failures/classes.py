@@ -103,7 +103,7 @@ DEFAULT_POLICY: Mapping[FailureClass, Action] = MappingProxyType(
         FailureClass.USER_ERROR: Action.FAIL,
         FailureClass.WORKER_LOST: Action.RETRY,
         FailureClass.SUPERVISOR_LOST: Action.RETRY,
-        FailureClass.INTERRUPTED: Action.FAIL,
+        FailureClass.INTERRUPTED: Action.RETRY,
     }
 )
 """The action for each class when the study YAML says nothing (``on_failure``)."""

@@ -23,6 +23,7 @@ from hpo.failures.classes import Diagnosis, FailureClass
 from hpo.failures.classify import classify, diagnosis_for
 from hpo.outcome import Outcome, Status
 from hpo.paths import RunPaths
+from hpo.protocol import SUPERVISOR_LOST
 
 
 class Source(str, enum.Enum):
@@ -119,7 +120,9 @@ def build(
     """
     if outcome is not None:
         diag = None
-        if outcome.status is Status.FAILED:
+        if outcome.exception_type == SUPERVISOR_LOST:  # the worker saw its channel break
+            diag = diagnosis_for(FailureClass.SUPERVISOR_LOST, summary=outcome.message[:200])
+        elif outcome.status is Status.FAILED:
             diag = classify(outcome.exception_type, outcome.message, outcome.traceback)
         return TrialResult(
             number=number,

@@ -100,3 +100,39 @@ def sets_runner_named_attrs(trial: optuna.Trial, fail: bool = True) -> float:
     if fail:
         raise ValueError("the objective failed on purpose")
     return 1.0
+
+
+def always_crashes(trial: optuna.Trial, how: str = "sigsegv") -> float:
+    """Dies the same way on every trial, after its first suggestion (a systematic crash)."""
+    trial.suggest_float("x", 0.0, 1.0)
+    inject(how)
+    return 0.0
+
+
+def always_cuda_error(
+    trial: optuna.Trial, text: str = "CUDA error: an illegal instruction was encountered"
+) -> float:
+    """Raises a CUDA error on every trial, as a driver that cannot run the first backward pass."""
+    trial.suggest_float("lr", 1e-5, 1e-2, log=True)
+    try:
+        import torch
+
+        raise torch.AcceleratorError(text)
+    except (ImportError, AttributeError, TypeError):
+        raise RuntimeError(text) from None
+
+
+def returns_a_pair(trial: optuna.Trial) -> tuple[float, float]:
+    """A multi-objective objective run in a study with one direction."""
+    x = trial.suggest_float("x", 0.0, 1.0)
+    return x, 1.0 - x
+
+
+def suggests_slowly(trial: optuna.Trial, n: int = 40, sleep_s: float = 0.05) -> float:
+    """Spends its time inside ``suggest_*`` round trips, so a supervisor killed meanwhile dies
+    in the middle of a call."""
+    total = 0.0
+    for i in range(n):
+        total += trial.suggest_float(f"p{i}", 0.0, 1.0)
+        time.sleep(sleep_s)
+    return total

@@ -1,331 +1,39 @@
-"""The only module that talks to Optuna storages: open, create/load, ask, claim, heartbeat,
-budget, serve trial calls, finish, retry, orphans; and the read-only queries of the reports.
-
-Design notes:
-- The supervisor is the single writer of the study on its host; workers never open it. During
-  a run it holds one :class:`StudyStore`, which keeps the live ``optuna.Trial`` objects; no
-  other module reaches into an Optuna object's private attributes.
-- Optuna's ``RDBStorage`` (SQLite, PostgreSQL, MySQL) is used with its own heartbeat machinery
-  (``heartbeat_interval``/``grace_period`` and ``_get_stale_trial_ids``), the supervisor recording
-  the heartbeats of the trials its workers run.
-- Tags are written before a trial is finished (finished trials are immutable), several in one
-  transaction where the backend allows it. Finishing is idempotent (``skip_if_finished``), so
-  recovering a trial after a crash is the same code path as finishing it normally.
-- Retries use the system attrs of Optuna's ``RetryHeartbeatStaleTrialCallback`` (``failed_trial``,
-  ``retry_history``) so ``RetryHeartbeatStaleTrialCallback.retried_trial_number`` works on them,
-  plus the runner's retry attributes (see :mod:`hpo.attrs`).
-"""
+"""The supervisor's study: :class:`StudyStore`, the only object that touches Optuna during a
+run (ask, claim, serve trial calls, heartbeat, budget, finish, retries, orphans)."""
 
 from __future__ import annotations
 
 import datetime
+import functools
 import logging
 import os
-import re
-import socket
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import optuna
 from optuna.distributions import BaseDistribution
 from optuna.storages import RDBStorage
-from optuna.study import StudyDirection
 from optuna.trial import FrozenTrial, TrialState
 
 from hpo import attrs
-from hpo.errors import ConfigError, StorageError
+from hpo.errors import StorageError
 from hpo.failures import Decision, TrialResult
 from hpo.protocol import TRIAL_CALLS, CallKind, TrialSpec, encode_exception
 from hpo.samplers import make_pruner, make_sampler
+from hpo.storage.connect import (
+    _is_storage_error,
+    create_or_load_study,
+    describe_storage_error,
+    is_connection_lost,
+    open_storage,
+)
+from hpo.storage.queries import HOST, OWNER_KEY, quarantine_key, quarantines, trials
 
-log = logging.getLogger(__name__)
-
-OWNER_KEY = attrs.OWNER  # system attr: which supervisor runs the trial (host, pid, ctime, run dir)
-HOST = socket.gethostname()
-
-warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-
-
-def redact(url: str) -> str:
-    """The URL with any password replaced by ``***`` (safe for logs, tags and output)."""
-    try:
-        from sqlalchemy.engine import make_url
-
-        u = make_url(url)
-        if u.password is not None:
-            return u.render_as_string(hide_password=True)
-        return url
-    except Exception:
-        return re.sub(r"(//[^:/@]+:)[^@]*@", r"\1***@", url)
-
-
-def _sqlite_path(url: str) -> Path | None:
-    if not url.startswith("sqlite:///"):
-        return None
-    rest = url[len("sqlite:///") :].split("?")[0]
-    if rest in ("", ":memory:"):
-        return None
-    return Path(rest)
-
-
-def open_storage(
-    url: str, heartbeat_interval: int | None = None, grace_period: int | None = None
-) -> RDBStorage:
-    """Open an RDB storage tuned for the runner; StorageError (password redacted) on failure."""
-    if not re.match(r"^(sqlite|postgresql|postgres|mysql|mariadb)(\+\w+)?://", url):
-        raise StorageError(
-            f"storage {redact(url)!r} is not supported: use sqlite:///path.db, postgresql://… or mysql+pymysql://…"
-        )
-    if url.startswith("postgres://"):
-        url = "postgresql://" + url[len("postgres://") :]
-    url = _with_available_driver(url)
-    engine_kwargs: dict[str, Any] = {}
-    path = _sqlite_path(url)
-    if path is not None:
-        _check_sqlite_writable(path)
-        # Supervisors on one host share the file; readers (hpo status, the dashboard) must not
-        # make them fail: a long busy timeout, and WAL so readers never block the writer.
-        engine_kwargs["connect_args"] = {"timeout": 60.0}
-    else:
-        engine_kwargs["pool_pre_ping"] = True
-        if url.startswith(("postgresql", "mysql", "mariadb")):
-            engine_kwargs["connect_args"] = {"connect_timeout": 10}
-    for attempt in range(6):
-        try:
-            storage = RDBStorage(
-                url,
-                engine_kwargs=engine_kwargs,
-                heartbeat_interval=heartbeat_interval,
-                grace_period=grace_period,
-            )
-            break
-        except ImportError as exc:
-            raise StorageError(
-                f"storage {redact(url)!r}: database driver missing ({exc}); pip install 'hpo[postgres]' or 'hpo[mysql]'"
-            ) from None
-        except Exception as exc:  # OperationalError, version mismatch, …
-            text = str(exc).lower()
-            # Two supervisors creating the schema at once: the loser sees the winner's tables.
-            if attempt < 5 and any(
-                w in text
-                for w in ("already exists", "duplicate", "unique constraint", "database is locked")
-            ):
-                time.sleep(0.2 * (attempt + 1))
-                continue
-            raise StorageError(
-                f"cannot open storage {redact(url)!r}: {_first_line(exc, url)}"
-            ) from None
-    if path is not None:
-        _enable_wal(storage)
-    return storage
-
-
-def _with_available_driver(url: str) -> str:
-    """SQLAlchemy 2.1 reads ``postgresql://`` as psycopg 3; fall back to psycopg2 if only it is here."""
-    import importlib.util
-
-    if (
-        url.startswith("postgresql://")
-        and importlib.util.find_spec("psycopg") is None
-        and importlib.util.find_spec("psycopg2") is not None
-    ):
-        return "postgresql+psycopg2://" + url[len("postgresql://") :]
-    if (
-        url.startswith(("mysql://", "mariadb://"))
-        and importlib.util.find_spec("MySQLdb") is None
-        and importlib.util.find_spec("pymysql") is not None
-    ):
-        return "mysql+pymysql://" + url.split("://", 1)[1]
-    return url
-
-
-def _first_line(exc: BaseException, url: str) -> str:
-    # Optuna wraps driver errors (StorageInternalError from SQLAlchemy's from the driver's):
-    # the innermost one says what is wrong ("attempt to write a readonly database").
-    seen = 0
-    while seen < 5 and (exc.__cause__ is not None or getattr(exc, "orig", None) is not None):
-        exc = getattr(exc, "orig", None) or exc.__cause__  # type: ignore[assignment]
-        seen += 1
-    text = str(exc).strip().splitlines()
-    line = text[0] if text else type(exc).__name__
-    try:
-        from sqlalchemy.engine import make_url
-
-        pw = make_url(url).password
-        if pw:
-            line = line.replace(str(pw), "***")
-    except Exception:
-        pass
-    return line[:300]
-
-
-def _check_sqlite_writable(path: Path) -> None:
-    parent = path.parent
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StorageError(
-            f"cannot create the folder of SQLite storage {str(path)!r}: {exc.strerror}"
-        ) from None
-    if path.exists() and not os.access(path, os.W_OK):
-        raise StorageError(f"SQLite storage {str(path)!r} is read-only")
-    if not os.access(parent, os.W_OK):
-        raise StorageError(f"SQLite storage folder {str(parent)!r} is not writable")
-
-
-def _enable_wal(storage: RDBStorage) -> None:
-    import sqlalchemy
-
-    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA synchronous=NORMAL")
-        cur.close()
-
-    sqlalchemy.event.listen(storage.engine, "connect", _on_connect)
-    try:
-        with storage.engine.connect() as conn:
-            conn.exec_driver_sql("PRAGMA journal_mode=WAL")
-    except Exception as exc:  # e.g. a filesystem without shared memory: keep the default journal
-        log.warning("could not enable SQLite WAL mode: %s", exc)
-    # Connections pooled before the listener was attached keep synchronous=FULL (an fsync per
-    # commit); drop them so every connection gets NORMAL, which is safe with WAL.
-    storage.engine.dispose()
-
-
-def create_or_load_study(
-    storage: RDBStorage,
-    name: str,
-    directions: Sequence[str],
-    sampler: optuna.samplers.BaseSampler,
-    pruner: optuna.pruners.BasePruner,
-) -> optuna.Study:
-    """Create the study, or load it and refuse if it was made with other directions."""
-    wanted = [
-        StudyDirection.MAXIMIZE if d == "maximize" else StudyDirection.MINIMIZE for d in directions
-    ]
-    try:
-        existing = storage.get_study_id_from_name(name)
-    except KeyError:
-        existing = None
-    except Exception as exc:
-        raise StorageError(
-            f"cannot read storage {redact(storage.url)!r}: {_first_line(exc, storage.url)}"
-        ) from None
-    if existing is not None:
-        have = storage.get_study_directions(existing)
-        if list(have) != wanted:
-            raise StorageError(
-                f"study {name!r} exists in {redact(storage.url)} with direction(s) "
-                f"{', '.join(d.name.lower() for d in have)}, but the config says "
-                f"{', '.join(directions)}: use another study name rather than mix results"
-            )
-    try:
-        return optuna.create_study(
-            study_name=name,
-            storage=storage,
-            directions=[d for d in directions],  # type: ignore[misc]
-            sampler=sampler,
-            pruner=pruner,
-            load_if_exists=True,
-        )
-    except Exception as exc:
-        raise StorageError(
-            f"cannot create study {name!r} in {redact(storage.url)}: {_first_line(exc, storage.url)}"
-        ) from None
-
-
-def load_study(storage_url: str, name: str | None) -> optuna.Study:
-    """Load a study for the read-only commands (status, failures, report, replay)."""
-    storage = open_storage(storage_url)
-    names = [s.study_name for s in storage.get_all_studies()]
-    if name is None:
-        if len(names) == 1:
-            name = names[0]
-        else:
-            raise StorageError(
-                f"storage {redact(storage_url)} holds {len(names)} studies; name one with --study "
-                f"({', '.join(names[:10]) or 'none'})"
-            )
-    if name not in names:
-        raise StorageError(
-            f"no study {name!r} in {redact(storage_url)} (it has: {', '.join(names[:10]) or 'no studies'})"
-        )
-    return optuna.load_study(study_name=name, storage=storage)
-
-
-def trials(study: optuna.Study, states: Sequence[TrialState] | None = None) -> list[FrozenTrial]:
-    return study._storage.get_all_trials(
-        study._study_id, deepcopy=False, states=tuple(states) if states else None
-    )
-
-
-def trial_by_number(study: optuna.Study, number: int) -> FrozenTrial:
-    """Trial ``number`` of the study, or a ConfigError saying which numbers exist."""
-    all_trials = trials(study)
-    for t in all_trials:
-        if t.number == number:
-            return t
-    if not all_trials:
-        raise ConfigError(f"study {study.study_name!r} has no trials")
-    raise ConfigError(
-        f"trial {number} is out of range: study {study.study_name!r} has trials 0..{len(all_trials) - 1}"
-    )
-
-
-def trials_uncached(study: optuna.Study, states: Sequence[TrialState]) -> list[FrozenTrial]:
-    """Trials in ``states`` read straight from the database (Optuna's cache would first load
-    every trial with every attribute: over a second for 5000 trials)."""
-    storage: Any = study._storage
-    backend = getattr(storage, "_backend", storage)
-    return list(backend.get_all_trials(study._study_id, deepcopy=False, states=tuple(states)))
-
-
-def state_counts(study: optuna.Study) -> dict[str, int]:
-    """Number of trials per state name, counted by the database where it can."""
-    backend = getattr(study._storage, "_backend", study._storage)
-    if isinstance(backend, RDBStorage):
-        import sqlalchemy
-
-        q = sqlalchemy.text(
-            "SELECT state, COUNT(*) FROM trials WHERE study_id = :sid GROUP BY state"
-        )
-        with backend.engine.connect() as conn:
-            rows = conn.execute(q, {"sid": study._study_id}).all()
-        return {str(getattr(s, "name", s)).rsplit(".", 1)[-1]: int(n) for s, n in rows}
-    out: dict[str, int] = {}
-    for t in trials(study):
-        out[t.state.name] = out.get(t.state.name, 0) + 1
-    return out
-
-
-def completion_times(study: optuna.Study) -> list[Any]:
-    """``datetime_complete`` of the COMPLETE and PRUNED trials (one column, not whole trials)."""
-    backend = getattr(study._storage, "_backend", study._storage)
-    if isinstance(backend, RDBStorage):
-        import sqlalchemy
-
-        q = sqlalchemy.text(
-            "SELECT datetime_complete FROM trials WHERE study_id = :sid "
-            "AND state IN ('COMPLETE', 'PRUNED') AND datetime_complete IS NOT NULL"
-        )
-        with backend.engine.connect() as conn:
-            rows = conn.execute(q, {"sid": study._study_id}).all()
-        import datetime as _dt
-
-        return [
-            r[0] if isinstance(r[0], _dt.datetime) else _dt.datetime.fromisoformat(str(r[0]))
-            for r in rows
-        ]
-    return [
-        t.datetime_complete
-        for t in trials(study, (TrialState.COMPLETE, TrialState.PRUNED))
-        if t.datetime_complete
-    ]
-
+log = logging.getLogger("hpo.storage")
 
 # -- the supervisor's study ---------------------------------------------------------------------
 #: A RUNNING trial with neither owner nor heartbeat is an orphan after this long (a supervisor
@@ -380,7 +88,7 @@ class Orphan:
 
     number: int
     why: str
-    attempt: int
+    user_attrs: Mapping[str, Any]
     age_s: float
     owner: Mapping[str, Any] | None
 
@@ -409,6 +117,29 @@ def _age_s(started: datetime.datetime | None) -> float:
     return max(0.0, (now - started.replace(tzinfo=None)).total_seconds())
 
 
+_T = TypeVar("_T")
+
+
+def _told(doing: str) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
+    """A StudyStore method whose storage failures become one plain StorageError (exit 3)."""
+
+    def wrap(fn: Callable[..., _T]) -> Callable[..., _T]:
+        @functools.wraps(fn)
+        def inner(self: StudyStore, *args: Any, **kwargs: Any) -> _T:
+            try:
+                return fn(self, *args, **kwargs)
+            except StorageError:
+                raise
+            except Exception as exc:
+                if not _is_storage_error(exc):
+                    raise
+                raise StorageError(describe_storage_error(exc, self.url, doing)) from exc
+
+        return inner
+
+    return wrap
+
+
 class StudyStore:
     """The supervisor's study: every read and write of a run goes through here.
 
@@ -420,9 +151,11 @@ class StudyStore:
         self.study = study
         self.url = url
         self._live: dict[int, optuna.Trial] = {}
+        self._user_keys: dict[int, set[str]] = {}  # user attrs of live trials, kept as they are set
         self._asked = 0
         self._reseeded = False
         self.n_seen = 0
+        self.outage_grace_s = 60.0  # how long a lost database connection is waited out
 
     @classmethod
     def open(
@@ -461,16 +194,22 @@ class StudyStore:
     def _storage(self) -> Any:
         return self.study._storage
 
+    @_told("write a study attribute")
     def set_study_attr(self, key: str, value: Any) -> None:
         self.study.set_user_attr(key, value)
 
-    def record_quarantine(self, device: int, reason: str) -> None:
-        """Write ``hpo:quarantine:<gpu>`` on the study; a failure is logged, never raised."""
+    def record_quarantine(self, device: int, uuid: str | None, reason: str) -> None:
+        """Write ``hpo:quarantine:<host>:<uuid>`` on the study (read back by the next run on this
+        host); a failure is logged, never raised."""
+        record = {"reason": reason, "time": time.time(), "host": HOST, "gpu": device, "uuid": uuid}
         try:
-            record = {"reason": reason, "time": time.time(), "host": HOST}
-            self.study.set_user_attr(f"hpo:quarantine:{device}", record)
+            self.study.set_user_attr(quarantine_key(HOST, device, uuid), record)
         except Exception as exc:
             log.warning("could not record the quarantine in the study: %s", exc)
+
+    def quarantines(self, expires_s: float | None) -> list[dict[str, Any]]:
+        """The quarantines recorded for this host that are neither lifted nor expired."""
+        return quarantines(self.study, host=HOST, expires_s=expires_s)
 
     # -- asking and owning -----------------------------------------------------------------------
     def ask(
@@ -488,7 +227,8 @@ class StudyStore:
             except Exception as exc:
                 last = exc
                 log.warning("ask failed (%s); retrying", exc)
-        raise StorageError(f"storage {redact(self.url)}: cannot start a trial: {last}")
+        assert last is not None
+        raise StorageError(describe_storage_error(last, self.url, "start a trial"))
 
     def _ask(self, distributions: Mapping[str, BaseDistribution] | None) -> Asked:
         """Ask the sampler for a trial (a WAITING retry first) and record its first heartbeat."""
@@ -501,6 +241,7 @@ class StudyStore:
         self._live[trial.number] = trial
         self.heartbeat([trial.number])
         user_attrs = dict(trial.user_attrs)
+        self._user_keys[trial.number] = set(user_attrs)
         return Asked(
             number=trial.number,
             trial_id=trial._trial_id,
@@ -521,6 +262,7 @@ class StudyStore:
             self._reseeded = True
             log.info("sampler reseeded: the study has trials this supervisor did not ask")
 
+    @_told("record which supervisor runs a trial")
     def claim(self, number: int, owner: Mapping[str, Any]) -> None:
         """Record who runs trial ``number`` (read on resume to find orphans without waiting)."""
         trial = self._live[number]
@@ -535,6 +277,7 @@ class StudyStore:
             if trial is not None:
                 storage.record_heartbeat(trial._trial_id)
 
+    @_told("count the study's trials")
     def budget_left(self, n_trials: int) -> bool:
         """Whether another trial may start: COMPLETE+PRUNED+RUNNING (anyone's) < n_trials."""
         all_trials = trials(self.study)
@@ -545,9 +288,15 @@ class StudyStore:
         )
         return busy < n_trials
 
+    @_told("count the study's trials")
     def n_done(self) -> int:
         return len(trials(self.study, (TrialState.COMPLETE, TrialState.PRUNED)))
 
+    @_told("count the study's trials")
+    def n_complete(self) -> int:
+        return len(trials(self.study, (TrialState.COMPLETE,)))
+
+    @_told("read the study's search space")
     def search_space(self) -> dict[str, BaseDistribution]:
         """The distributions of the most recent finished trial (to ask with fixed distributions)."""
         for t in reversed(trials(self.study, (TrialState.COMPLETE, TrialState.PRUNED))):
@@ -570,48 +319,66 @@ class StudyStore:
             trial = self._live[number]
             if kind is CallKind.READ:
                 return True, getattr(trial, name)
-            return True, getattr(trial, name)(*args, **kwargs)
+            value = getattr(trial, name)(*args, **kwargs)
+            if name == "set_user_attr":
+                self._user_keys[number].add(args[0] if args else kwargs["key"])
+            return True, value
         except Exception as exc:
             return False, encode_exception(exc)
 
     # -- finishing -------------------------------------------------------------------------------
     def finish(
         self,
-        number: int,
         result: TrialResult,
         decision: Decision,
         *,
-        attempt: int,
+        lineage: Mapping[str, Any],
         device: int | None,
     ) -> bool:
-        """Tag and tell trial ``number`` as ``decision`` says, and queue its retry.
+        """Tag and tell ``result``'s trial as ``decision`` says, and queue its retry.
 
         Idempotent: a trial already finished (by us before a crash, or by someone else) is left
-        as it is and False is returned. The runner's attributes never overwrite one the
-        objective set itself.
+        as it is and False is returned, and a retry already queued is not queued again. The
+        runner's attributes never overwrite one the objective set itself. ``lineage`` is the
+        trial's user attributes (attempt and retry counts of its parameters).
         """
+        number = result.number
+        deadline = time.monotonic() + self.outage_grace_s
+        delay = 0.5
         try:
-            return self._finish(number, result, decision, attempt, device)
-        except optuna.exceptions.UpdateFinishedTrialError:
-            return False
-        except StorageError:
-            raise
-        except Exception as exc:
-            if isinstance(exc, optuna.exceptions.StorageInternalError) or type(
-                exc
-            ).__module__.startswith("sqlalchemy"):
-                raise StorageError(
-                    f"storage {redact(self.url)} failed while recording trial {number}: "
-                    f"{_first_line(exc, self.url)}"
-                ) from exc
-            raise
+            while True:
+                try:
+                    return self._finish(result, decision, lineage, device)
+                except optuna.exceptions.UpdateFinishedTrialError:
+                    return False
+                except StorageError:
+                    raise
+                except Exception as exc:
+                    if not _is_storage_error(exc):
+                        raise
+                    # A brief database outage is waited out (finishing is idempotent); a full
+                    # disk or a read-only file is not going to heal by itself.
+                    if is_connection_lost(exc) and time.monotonic() + delay < deadline:
+                        log.warning("[trial %d] storage unreachable (%s); retrying", number, exc)
+                        time.sleep(delay)
+                        delay = min(delay * 2, 8.0)
+                        continue
+                    doing = f"record trial {number}"
+                    raise StorageError(describe_storage_error(exc, self.url, doing)) from exc
         finally:
             self._live.pop(number, None)
+            self._user_keys.pop(number, None)
 
     def _finish(
-        self, number: int, result: TrialResult, decision: Decision, attempt: int, device: int | None
+        self,
+        result: TrialResult,
+        decision: Decision,
+        lineage: Mapping[str, Any],
+        device: int | None,
     ) -> bool:
+        number = result.number
         trial_id = self._trial_id(number)
+        attempt = int(lineage.get(attrs.ATTEMPT, 1))
         tags: dict[str, Any] = {
             attrs.HOST: HOST,
             attrs.WORKER_PID: result.worker_pid,
@@ -628,19 +395,28 @@ class StudyStore:
         if result.log_error:
             tags[attrs.LOG_ERROR] = result.log_error
         tags.update(decision.tags)
-        frozen = self._storage.get_trial(trial_id)
-        if frozen.state.is_finished():
-            return False
-        user = frozen.user_attrs
+        # A live trial's state and user keys are known here (no read per trial); a recovered
+        # one is read from the storage.
+        frozen: FrozenTrial | None = None
+        user = self._user_keys.get(number)
+        if user is None:
+            frozen = self._storage.get_trial(trial_id)
+            if frozen.state.is_finished():
+                return False
+            user = set(frozen.user_attrs)
         for key, plain in attrs.COMPAT.items():
             if key in tags and plain != key and plain not in user:
                 tags[plain] = tags[key]
         # A key the objective set itself is the objective's (only un-namespaced keys can clash).
-        tags = (
-            {k: v for k, v in tags.items() if k.startswith(attrs.PREFIX) or k not in user}
-            if attrs.PREFIX
-            else tags
-        )
+        tags = {k: v for k, v in tags.items() if k.startswith(attrs.PREFIX) or k not in user}
+        if decision.retry:
+            frozen = frozen or self._storage.get_trial(trial_id)
+            # Queued before the original is told, so the original can say which trial retries it
+            # (finished trials are immutable); a retry queued before a crash is found, not doubled.
+            infra = int(lineage.get(attrs.INFRA_RETRIES, 0)) + decision.blameless
+            tags[attrs.RETRIED_AS] = self._retry_of(number) or self._enqueue_retry(
+                frozen, attempt + 1, infra, decision.alone, result
+            )
         self._set_user_attrs(trial_id, tags)
         complete = decision.state == TrialState.COMPLETE
         self.study.tell(
@@ -649,9 +425,14 @@ class StudyStore:
             state=decision.state,
             skip_if_finished=True,
         )
-        if decision.retry:
-            self._enqueue_retry(self._storage.get_trial(trial_id), attempt + 1, result)
         return True
+
+    def _retry_of(self, number: int) -> int | None:
+        """The number of a retry of trial ``number`` already queued, if any."""
+        for t in trials(self.study, (TrialState.WAITING,)):
+            if t.user_attrs.get(attrs.RETRY_OF) == number:
+                return t.number
+        return None
 
     def _trial_id(self, number: int) -> int:
         trial = self._live.get(number)
@@ -682,8 +463,12 @@ class StudyStore:
         for key, value in tags.items():
             self._storage.set_trial_user_attr(trial_id, key, value)
 
-    def _enqueue_retry(self, original: FrozenTrial, attempt: int, result: TrialResult) -> None:
-        """Queue the original's parameters as a WAITING trial linked to it (Optuna's keys too)."""
+    def _enqueue_retry(
+        self, original: FrozenTrial, attempt: int, infra: int, alone: bool, result: TrialResult
+    ) -> int:
+        """Queue the original's parameters as a WAITING trial linked to it (Optuna's keys too);
+        returns its number. A trial that failed before its first suggestion has no parameters:
+        its retry has none either, and the sampler picks them anew."""
         history = [*original.system_attrs.get(attrs.RETRY_HISTORY, []), original.number]
         system_attrs = {
             attrs.FAILED_TRIAL: original.system_attrs.get(attrs.FAILED_TRIAL, original.number),
@@ -691,22 +476,26 @@ class StudyStore:
         }
         if "fixed_params" in original.system_attrs:
             system_attrs["fixed_params"] = original.system_attrs["fixed_params"]
-        reason = result.failure_class.value if result.failure_class else "unknown"
-        self.study.add_trial(
-            optuna.create_trial(
-                state=TrialState.WAITING,
-                params=original.params,
-                distributions=original.distributions,
-                user_attrs={
-                    attrs.RETRY_OF: original.number,
-                    attrs.ATTEMPT: attempt,
-                    attrs.RETRY_REASON: reason,
-                },
-                system_attrs=system_attrs,
-            )
+        user_attrs: dict[str, Any] = {
+            attrs.RETRY_OF: original.number,
+            attrs.ATTEMPT: attempt,
+            attrs.RETRY_REASON: result.failure_class.value if result.failure_class else "unknown",
+            attrs.INFRA_RETRIES: infra,
+        }
+        if alone:
+            user_attrs[attrs.RUN_ALONE] = True
+        template = optuna.create_trial(
+            state=TrialState.WAITING,
+            params=original.params,
+            distributions=original.distributions,
+            user_attrs=user_attrs,
+            system_attrs=system_attrs,
         )
+        trial_id = self._storage.create_new_trial(self.study._study_id, template_trial=template)
+        return int(self._storage.get_trial_number_from_id(trial_id))
 
     # -- orphans ---------------------------------------------------------------------------------
+    @_told("look for trials of dead supervisors")
     def orphans(self, me: int, alive: Any, grace_s: float) -> list[Orphan]:
         """RUNNING trials of a dead supervisor: a stale heartbeat (Optuna's own query), an owner
         on this host that ``alive(pid, ctime)`` says is gone, or no owner and no heartbeat after
@@ -742,8 +531,7 @@ class StudyStore:
                 why = "it died while asking for the trial: no owner, no heartbeat"
             else:
                 continue
-            attempt = int(t.user_attrs.get(attrs.ATTEMPT, 1))
-            found.append(Orphan(t.number, why, attempt, age, owner))
+            found.append(Orphan(t.number, why, dict(t.user_attrs), age, owner))
         return found
 
     def _has_heartbeat(self, trial_id: int) -> bool:
