@@ -27,23 +27,42 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   55  DataLoader worker killed by a signal; store, DataLoader and job time limits
   50  ``KeyboardInterrupt``
   45  weak evidence (DataLoader worker exited, distributed network errors)
-  40  any other CUDA error (assumed sticky)
+  42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
+  40  any other CUDA error (assumed sticky; not recognised)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
   20  the signal the worker died of
   15  launcher wrappers that only say a child failed
 ====  ==========================================================================
 
-The CUDA, cuDNN, cuBLAS and NCCL error strings live here and nowhere else in ``hpo``.
+CUDA error *codes* (``cudaErrorX``, ``CUDA_ERROR_X``, numbers, ``cudaGetErrorString`` texts)
+are read before these rules, from the table in :mod:`hpo.failures.codes`; a code competes
+with the rules at the priority of its class (see :data:`CODE_PRIORITY`), just above the rules
+of that class. A rule with ``confident=False`` is a catch-all: its verdict stands, but the
+diagnosis is marked not recognised.
+
+The CUDA, cuDNN, cuBLAS and NCCL error strings live here and in :mod:`hpo.failures.codes`,
+nowhere else in ``hpo``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from hpo.failures.classes import OOM_HINT, FailureClass
 
-__all__ = ["RULES", "Evidence", "Match", "Rule", "literal_anchor", "match_rules"]
+__all__ = [
+    "CODE_PRIORITY",
+    "code_hint",
+    "RULES",
+    "Evidence",
+    "Match",
+    "Rule",
+    "literal_anchor",
+    "match_rules",
+]
 
 FC = FailureClass
 
@@ -59,6 +78,7 @@ P_SPECIFIC = 60
 P_KILLED_WORKER = 55
 P_INTERRUPT = 50
 P_WEAK = 45
+P_POOL = 42
 P_CUDA_GENERIC = 40
 P_TEXT_SIGNAL = 35
 P_SIGNAL = 20
@@ -81,6 +101,7 @@ class Rule:
     cuda_error_type: str | None = None
     code_type: bool = False
     hint: str | None = None
+    confident: bool = True
 
 
 # Hints shared by several rules. Class-level defaults live in classes.CLASS_INFO.
@@ -144,6 +165,31 @@ _INTERRUPT_HINT = (
     "Stopped from outside (Ctrl-C, SIGTERM/SIGHUP from a scheduler or a closed terminal): "
     "nothing is wrong with the trial; resume the study, under nohup/tmux or the scheduler's "
     "requeue."
+)
+
+_POOL_HINT = (
+    "A worker of a process pool the objective uses (joblib/loky, concurrent.futures, Ray) "
+    "died; the trial's own worker is fine and the trial is retried. The pool's exit codes "
+    "say why: SIGKILL(-9) is most often the kernel OOM killer (fewer pool workers, less memory "
+    "per task), SIGSEGV(-11) a native crash in the task; n_jobs=1 shows the task's own error."
+)
+_MISUSE_HINT = (
+    "A CUDA API was called in a way it does not allow (a bug, not a device fault; the CUDA "
+    "context stays usable): for CUDA graphs, keep synchronising calls, allocations and .item() "
+    "out of the captured region (torch.compile mode='reduce-overhead', vLLM/SGLang graph "
+    "capture), or disable CUDA graphs; `hpo replay N` reproduces it."
+)
+_FORK_HINT = (
+    "CUDA was used in a forked child (a DataLoader worker or a multiprocessing.Process after "
+    "the parent initialised CUDA): keep CUDA out of Dataset/collate code, use the 'spawn' or "
+    "'forkserver' start method (DataLoader multiprocessing_context), or num_workers=0. Not a "
+    "device fault; the trial's CUDA context is fine."
+)
+_PLATFORM_HINT = (
+    "The GPU, driver or platform does not support this operation (older GPUs, Windows/WSL, "
+    "virtual GPUs, Jetson): e.g. CUDA IPC between processes on Windows, expandable_segments "
+    "in PYTORCH_CUDA_ALLOC_CONF on vGPU/WSL. Every trial on this device fails the same way; "
+    "the CUDA context itself is fine (`hpo doctor`)."
 )
 
 # Bits of regex reused below.
@@ -355,26 +401,6 @@ RULES: tuple[Rule, ...] = (
         hint=_STICKY_HINT,
     ),
     Rule(
-        "cuda-stream-capture",
-        FC.CUDA_CONTEXT_CORRUPTED,
-        "CUDA graph capture broken (process graph state suspect)",
-        P_STICKY,
-        text=(
-            r"operation not permitted when stream is capturing",
-            r"operation failed due to a previous error during capture",
-            r"cudaErrorStreamCapture\w+",
-        ),
-        sticky=True,
-        cuda=True,
-        cuda_error_type="stream_capture",
-        hint=(
-            "A CUDA-graph capture was broken by a synchronising or forbidden call "
-            "(torch.compile mode='reduce-overhead', .item(), pinned-memory threads). The "
-            "process's graph and allocator state is suspect, so the trial is retried in a fresh "
-            "worker; disable CUDA graphs if it repeats."
-        ),
-    ),
-    Rule(
         "cuda-unknown-error",
         FC.CUDA_CONTEXT_CORRUPTED,
         "CUDA unknown error (sticky: context unusable)",
@@ -403,6 +429,7 @@ RULES: tuple[Rule, ...] = (
             r"No CUDA GPUs are available",
             r"Found no NVIDIA driver on your system",
             r"hipErrorNoDevice",
+            r"no GPU resources available",
         ),
         cuda=True,
         cuda_error_type="no_device",
@@ -616,6 +643,8 @@ RULES: tuple[Rule, ...] = (
             r"NCCL communicator was aborted",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
+            r"NET/IBP?\s*:\s*Got completion",
+            r"NCCL WARN Net\s*:",
         ),
         types=(r"(?:torch\.distributed\.)?DistBackendError", r"(?:\w+\.)*NcclError"),
         cuda=True,
@@ -752,7 +781,16 @@ RULES: tuple[Rule, ...] = (
             r"The value (?:-?inf|nan) is not acceptable",
             r"failed with value (?:-?inf|nan)\b",
             r"\bnan loss\b",
-            r"\bloss (?:is|was|became|becomes|=) (?:nan|inf)\b",
+            r"\bloss is nan\b",
+            r"\bloss is inf\b",
+            r"\bloss was nan\b",
+            r"\bloss was inf\b",
+            r"\bloss became nan\b",
+            r"\bloss became inf\b",
+            r"\bloss becomes nan\b",
+            r"\bloss becomes inf\b",
+            r"\bloss = nan\b",
+            r"\bloss = inf\b",
             r"non-finite loss",
             r"probability tensor contains either `inf`, `nan` or element < 0",
             r"is non-finite, so it cannot be clipped",
@@ -760,6 +798,10 @@ RULES: tuple[Rule, ...] = (
             r"Input contains NaN",
             r"The factorization could not be completed because the input is not positive-definite",
             r"failed to converge because the input matrix is ill-conditioned",
+            r"Loss became infinite or NaN",
+            r"Monitored metric \S+ = (?:nan|-?inf) is not finite",
+            r"NaN or Inf found in input tensor",
+            r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -842,6 +884,34 @@ RULES: tuple[Rule, ...] = (
         "(DataLoader multiprocessing_context) and keep CUDA out of DataLoader workers.",
     ),
     Rule(
+        "user-cuda-stream-capture",
+        FC.USER_ERROR,
+        "CUDA graph capture broken by a forbidden call (API misuse)",
+        P_SPECIFIC,
+        text=(
+            r"operation not permitted when stream is capturing",
+            r"operation failed due to a previous error during capture",
+            r"(?:cudaError|hipError)StreamCapture\w+",
+            r"CUDA_ERROR_STREAM_CAPTURE_\w+",
+            r"The CUDA graph capture on the stream has failed",
+        ),
+        cuda=True,
+        cuda_error_type="stream_capture",
+        hint=_MISUSE_HINT,
+    ),
+    Rule(
+        "user-spawn-main-guard",
+        FC.USER_ERROR,
+        "a child process was started without the __main__ guard (spawn)",
+        P_SPECIFIC,
+        text=(
+            r"An attempt has been made to start a new process before the\s+current process "
+            r"has finished its bootstrapping phase",
+        ),
+        hint="Under the 'spawn' or 'forkserver' start method the script that starts processes "
+        "must guard its entry point with `if __name__ == '__main__':`.",
+    ),
+    Rule(
         "user-cuda-checkpoint-on-cpu",
         FC.USER_ERROR,
         "CUDA checkpoint loaded without CUDA",
@@ -904,6 +974,7 @@ RULES: tuple[Rule, ...] = (
         FC.INTERRUPTED,
         "interrupted (KeyboardInterrupt)",
         P_INTERRUPT,
+        text=(r"Detected KeyboardInterrupt, attempting graceful shutdown",),
         types=(r"KeyboardInterrupt",),
         hint=_INTERRUPT_HINT,
     ),
@@ -925,6 +996,26 @@ RULES: tuple[Rule, ...] = (
         P_WEAK,
         types=(r"(?:torch\.distributed\.)?DistNetworkError",),
     ),
+    # --- a process pool's worker died (not the trial's worker) ------------------------------
+    Rule(
+        "pool-worker-lost",
+        FC.WORKER_LOST,
+        "a process-pool worker died ({code})",
+        P_POOL,
+        text=(
+            r"The exit codes of the workers are \{(?P<code>[^}\n]{1,80})\}",
+            r"A worker process managed by the executor was unexpectedly terminated",
+            r"A process in the process pool was terminated abruptly",
+            r"The actor died unexpectedly before finishing this task",
+            r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
+        ),
+        types=(
+            r"(?:[\w.]*\.)?TerminatedWorkerError",
+            r"(?:[\w.]*\.)?BrokenProcessPool",
+            r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
+        ),
+        hint=_POOL_HINT,
+    ),
     # --- any other CUDA error ---------------------------------------------------------------
     Rule(
         "cuda-error",
@@ -941,6 +1032,7 @@ RULES: tuple[Rule, ...] = (
             r"\bCUDA_ERROR_[A-Z_]+",
             r"CUDA failure \d+:",
             r"error == cudaSuccess",
+            r"Compile with .?TORCH_USE_(?:CUDA|HIP)_DSA.? to enable device-side assertions",
         ),
         types=(r"(?:torch\.)?AcceleratorError", r"(?:torch\.cuda\.)?CudaError"),
         sticky=True,
@@ -948,6 +1040,7 @@ RULES: tuple[Rule, ...] = (
         cuda_error_type="cuda_error",
         code_type=True,
         hint=_STICKY_HINT,
+        confident=False,
     ),
     # --- crash, kill and interruption evidence in the log text ------------------------------
     Rule(
@@ -983,6 +1076,7 @@ RULES: tuple[Rule, ...] = (
             r"Signal (?:11|7|6|4|8) \((?P<code>SIG\w+)\) received by PID",
             r"exitcode\s*:\s*-(?:11|7|6|4|8)\b",
             r"exit code 1(?:39|35|34|32|36)\b",
+            r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
             r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
             r"|Floating point exception)",
             r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
@@ -1009,6 +1103,7 @@ RULES: tuple[Rule, ...] = (
             r"interrupted by signal (?:1|2|15)\b",
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
+            r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
         ),
         types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
         hint=_INTERRUPT_HINT,
@@ -1051,13 +1146,69 @@ RULES: tuple[Rule, ...] = (
         FC.WORKER_LOST,
         "a child process failed without an error report",
         P_WRAPPER,
-        text=(r"ProcessExitedException: process \d+ terminated with exit code",),
+        text=(
+            r"ProcessExitedException: process \d+ terminated with exit code",
+            r"failed \(exitcode: [1-9]\d*\) local_rank:",
+            r"exitcode\s*: [1-9]\d* \(pid:",
+            r"returned non-zero exit status [1-9]\d*",
+        ),
         types=(
             r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
             r"(?:torch\.multiprocessing\.spawn\.)?ProcessExitedException",
         ),
     ),
 )
+
+
+# --- CUDA and NCCL error codes (hpo.failures.codes) ------------------------------------------
+# A code found in the evidence competes with the rules at the priority of its class; it wins
+# ties, so a code beats the text rules of its own class but not stronger evidence of another.
+CODE_PRIORITY: Mapping[FailureClass, int] = MappingProxyType(
+    {
+        FC.CUDA_CONTEXT_CORRUPTED: P_STICKY,
+        FC.TIMEOUT: P_ROOT,
+        FC.DEVICE_UNAVAILABLE: P_DEVICE,
+        FC.OOM: P_MEMORY,
+        FC.USER_ERROR: P_SPECIFIC,
+        FC.NCCL: P_NCCL,
+    }
+)
+P_CODE_HARDWARE = P_ROOT
+P_CODE_NCCL_STICKY = P_STICKY + 1  # NCCL reporting a sticky CUDA failure, as the rule above
+P_CODE_NCCL_TIMEOUT = P_NCCL_TIMEOUT
+# cudaErrorInvalidValue says little; any specific evidence elsewhere in the text wins.
+P_CODE_UNCERTAIN = P_CUDA_GENERIC + 1
+UNCERTAIN_TOKENS = frozenset({"invalid_argument"})
+
+_CODE_HINTS: Mapping[str, str] = MappingProxyType(
+    {
+        "device_side_assert": _DSA_HINT,
+        "ecc_uncorrectable": _HARDWARE_HINT,
+        "nvlink_uncorrectable": _HARDWARE_HINT,
+        "contained": _HARDWARE_HINT,
+        "launch_timeout": _LAUNCH_TIMEOUT_HINT,
+        "initialization_error": _FORK_HINT,
+        "not_supported": _PLATFORM_HINT,
+        "not_permitted": _PLATFORM_HINT,
+        "out_of_memory": OOM_HINT,
+        "no_kernel_image": (
+            "The torch build (or a CUDA extension) has no kernels for this GPU architecture: "
+            "install a build whose CUDA version and arch list cover the GPU (`hpo doctor` "
+            "shows both); every trial on this GPU will fail the same way."
+        ),
+    }
+)
+
+
+def code_hint(token: str, failure_class: FailureClass) -> str | None:
+    """The hint for a diagnosis made from an error code (``None``: the class's default)."""
+    if token in _CODE_HINTS:
+        return _CODE_HINTS[token]
+    if failure_class is FC.USER_ERROR:
+        return _MISUSE_HINT
+    if failure_class is FC.CUDA_CONTEXT_CORRUPTED:
+        return _STICKY_HINT
+    return None
 
 
 @dataclass(frozen=True)
@@ -1090,6 +1241,9 @@ class _CompiledRule:
     signals: frozenset[str]
     # Case-folded literals, one of which every text match contains; () = no prefilter.
     anchors: tuple[str, ...]
+    # Each text cue on its own with its anchor (None: no anchor, always searched): with a
+    # prefilter only the cues whose anchor occurs are searched, one short regex at a time.
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...] = ()
 
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -1244,8 +1398,9 @@ def _compile(rule: Rule) -> _CompiledRule:
     types = re.compile(_join(rule.types)) if rule.types else None
     anchors = tuple(literal_anchor(p) for p in rule.text)
     usable = tuple(a for a in anchors if a is not None)
+    parts = tuple((a, re.compile(p, _FLAGS)) for a, p in zip(anchors, rule.text, strict=True))
     return _CompiledRule(
-        rule, text, code, types, frozenset(rule.signals), usable if None not in anchors else ()
+        rule, text, code, types, frozenset(rule.signals), usable if usable else (), parts
     )
 
 
@@ -1262,6 +1417,75 @@ def _code_of(match: re.Match[str]) -> str | None:
     return None
 
 
+def _search_parts(
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...], text: str, folded: str
+) -> re.Match[str] | None:
+    """The match of the first cue (in table order) that occurs in ``text``."""
+    aligned = len(folded) == len(text)
+    for anchor, pattern in parts:
+        if anchor is None:
+            found = pattern.search(text)
+        elif aligned:
+            found = _search_near(anchor, pattern, text, folded)
+        else:
+            found = pattern.search(text) if anchor in folded else None
+        if found is not None:
+            return found
+    return None
+
+
+def _code_of_parts(
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...], text: str, folded: str
+) -> str | None:
+    """The ``code`` of the leftmost match among the cues that capture one."""
+    best: re.Match[str] | None = None
+    for anchor, pattern in parts:
+        if _CODE_GROUP not in pattern.pattern:
+            continue
+        found = _search_parts(((anchor, pattern),), text, folded)
+        if found is not None and (best is None or found.start() < best.start()):
+            best = found
+    return _code_of(best) if best is not None else None
+
+
+_WINDOW_LINES = 3  # a cue's match lies within this many lines around its anchor
+_MAX_WINDOWS = 32
+
+
+def _search_near(
+    anchor: str, pattern: re.Pattern[str], text: str, folded: str
+) -> re.Match[str] | None:
+    """The first match of ``pattern`` in the lines around an occurrence of its ``anchor``.
+
+    Every match contains the anchor, so a match is found here iff the whole text has one
+    (cues span at most a few lines); much cheaper than a case-insensitive scan of the whole
+    text when the anchor is rare. ``text`` and ``folded`` must have the same length.
+    """
+    index = folded.find(anchor)
+    windows = 0
+    while index >= 0:
+        windows += 1
+        if windows > _MAX_WINDOWS:
+            return pattern.search(text, index - 1 if index else 0)
+        low = index
+        for _ in range(_WINDOW_LINES + 1):
+            low = text.rfind("\n", 0, low)
+            if low < 0:
+                break
+        low = low + 1 if low >= 0 else 0
+        high = index + len(anchor)
+        for _ in range(_WINDOW_LINES + 1):
+            high = text.find("\n", high + 1)
+            if high < 0:
+                high = len(text)
+                break
+        found = pattern.search(text, low, high)
+        if found is not None:
+            return found
+        index = folded.find(anchor, max(high, index + 1))
+    return None
+
+
 def _match_one(compiled: _CompiledRule, evidence: Evidence, folded: str) -> Match | None:
     if evidence.signal is not None and evidence.signal in compiled.signals:
         return Match(compiled.rule, evidence.signal)
@@ -1270,18 +1494,28 @@ def _match_one(compiled: _CompiledRule, evidence: Evidence, folded: str) -> Matc
     )
     code: str | None = None
     if not matched and compiled.text is not None and evidence.text:
-        if compiled.anchors and not any(a in folded for a in compiled.anchors):
-            return None
-        found = compiled.text.search(evidence.text)
-        if found is None:
-            return None
-        matched, code = True, _code_of(found)
+        if compiled.anchors:
+            found_part = _search_parts(compiled.parts, evidence.text, folded)
+            if found_part is None:
+                return None
+            # The leftmost cue naming a code gives it, as with one combined regex.
+            matched = True
+            if compiled.code is not None:
+                code = _code_of_parts(compiled.parts, evidence.text, folded)
+        else:
+            found = compiled.text.search(evidence.text)
+            if found is None:
+                return None
+            matched, code = True, _code_of(found)
     if not matched:
         return None
     if code is None and compiled.code is not None and evidence.text:
         # The cue that matched first (or the exception type) may not be the one naming the code.
-        with_code = compiled.code.search(evidence.text)
-        code = _code_of(with_code) if with_code is not None else None
+        if compiled.anchors:
+            code = _code_of_parts(compiled.parts, evidence.text, folded)
+        else:
+            with_code = compiled.code.search(evidence.text)
+            code = _code_of(with_code) if with_code is not None else None
     return Match(compiled.rule, code)
 
 
