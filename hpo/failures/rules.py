@@ -279,6 +279,9 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"Watchdog caught collective operation timeout",
             r"ran for \d+ milliseconds before timing out",
+            r"watchdog got stuck for \d+ seconds without making progress",
+            r"Heartbeat monitor timed out",
+            r"detected no heartbeat of its watchdog",
             r"NCCL communicator was aborted[^\n]{0,200}(?:timed out|timeout)",
         ),
         sticky=True,
@@ -514,6 +517,7 @@ RULES: tuple[Rule, ...] = (
             r"invalid device function",
             r"cudaErrorInvalidDeviceFunction",
             r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+            r"PyTorch no longer supports this GPU because it is too old",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -551,6 +555,10 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorMemoryAllocation",
             r"CUDA_ERROR_OUT_OF_MEMORY",
             r"hipErrorOutOfMemory",
+            # XLA (JAX, TensorFlow, EXLA) device allocator
+            r"Out\s+of memory while trying to allocate \d+ bytes",
+            r"RESOURCE_EXHAUSTED: Failed to allocate request for",
+            r"BufferAssignment OOM Debugging",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",),
         cuda=True,
@@ -593,6 +601,7 @@ RULES: tuple[Rule, ...] = (
         P_MEMORY,
         text=(
             r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
+            r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
             r"std::bad_alloc",
             r"Unable to allocate \d+(?:\.\d+)? ?[KMGTP]i?B for an array",
             r"Cannot allocate memory",
@@ -801,6 +810,7 @@ RULES: tuple[Rule, ...] = (
             r"Loss became infinite or NaN",
             r"Monitored metric \S+ = (?:nan|-?inf) is not finite",
             r"NaN or Inf found in input tensor",
+            r"Batch \d+: Invalid loss, terminating training",
             r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
         ),
         types=(r"FloatingPointError",),
@@ -825,6 +835,8 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"index out of range in self",
             r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
+            r"index out of range: Tried to access index -?\d+ out of table with \d+ rows",
+            r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)",
         ),
         hint=(
             "Token ids or indices exceed the table: check the tokenizer against the model's "
@@ -1050,6 +1062,8 @@ RULES: tuple[Rule, ...] = (
         P_TEXT_SIGNAL,
         text=(
             r"exitcode\s*:\s*-9\b",
+            r"exits with return code = -9\b",
+            r"non-zero exit status -9\b",
             r"exit code 137\b",
             r"interrupted by signal 9\b",
             r"Signals\.SIGKILL",
@@ -1075,6 +1089,14 @@ RULES: tuple[Rule, ...] = (
             r"\*\*\* (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)) ",
             r"Signal (?:11|7|6|4|8) \((?P<code>SIG\w+)\) received by PID",
             r"exitcode\s*:\s*-(?:11|7|6|4|8)\b",
+            r"exits with return code = -(?:11|7|6|4|8)\b",
+            r"non-zero exit status -(?:11|7|6|4|8)\b",
+            # Windows NTSTATUS exit codes: access violation, stack buffer overrun (abort),
+            # stack overflow, illegal instruction; unsigned and signed spellings.
+            r"exit code (?:3221225477|3221226505|3221225725|3221225501)\b",
+            r"exit code -(?:1073741819|1073740791|1073741571|1073741795)\b",
+            r"exit code 0xC00000(?:05|FD|1D)\b",
+            r"exit code 0xC0000409\b",
             r"exit code 1(?:39|35|34|32|36)\b",
             r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
             r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
@@ -1151,6 +1173,7 @@ RULES: tuple[Rule, ...] = (
             r"failed \(exitcode: [1-9]\d*\) local_rank:",
             r"exitcode\s*: [1-9]\d* \(pid:",
             r"returned non-zero exit status [1-9]\d*",
+            r"exits with return code = [1-9]\d*",
         ),
         types=(
             r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
