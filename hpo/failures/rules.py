@@ -21,6 +21,7 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
   75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
   70  out of memory (GPU and host)
+  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too)
   66  NCCL watchdog taking the process down after an error
   65  NCCL errors
   60  cuDNN, cuBLAS, numerical, data and known user errors
@@ -612,7 +613,8 @@ RULES: tuple[Rule, ...] = (
         "host-memory-monitor",
         FC.HOST_OOM,
         "killed by a host memory monitor",
-        P_MEMORY,
+        # Above the GPU OOM rule: Ray names its host-memory kill OutOfMemoryError too.
+        P_MEMORY + 1,
         text=(
             r"Task was killed due to the node running low on memory",
             r"killed due to memory pressure \(OOM\)",
@@ -621,6 +623,7 @@ RULES: tuple[Rule, ...] = (
             r"invoked oom-killer",
             r"\boom-kill:",
             r"killed by signal: Killed",
+            r"killed by (?:the )?OOM[- ]?killer",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -1027,6 +1030,7 @@ RULES: tuple[Rule, ...] = (
             r"The actor died unexpectedly before finishing this task",
             r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
             r"One of the subprocesses has abruptly died during map operation",
+            r"Worker exited prematurely: (?:exitcode|signal) \d+",
             r"WorkerProc initialization failed due to an exception in a background process",
             r"Engine core initialization failed\. See root cause above",
             r"Engine core proc \S+ died unexpectedly",
@@ -1035,6 +1039,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:[\w.]*\.)?TerminatedWorkerError",
             r"(?:[\w.]*\.)?BrokenProcessPool",
             r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
+            r"(?:billiard\.exceptions\.)?WorkerLostError",
         ),
         hint=_POOL_HINT,
     ),
@@ -1081,7 +1086,7 @@ RULES: tuple[Rule, ...] = (
             r"terminated with signal SIGKILL",
             r"Signal 9 \(SIGKILL\)",
             r"signal: killed\b",
-            r"^[^\S\n]*Killed\s*$",
+            r"^[^\S\n]*[*_`]*Killed[*_`]*\s*$",
             r"\]\s*Killed\s*$",
             r"^\s*已杀死\s*$",
         ),
@@ -1184,6 +1189,7 @@ RULES: tuple[Rule, ...] = (
         P_WRAPPER,
         text=(
             r"ProcessExitedException: process \d+ terminated with exit code",
+            r"process \d+ terminated with exit code [1-9]\d*",
             r"failed \(exitcode: [1-9]\d*\) local_rank:",
             r"exitcode\s*: [1-9]\d* \(pid:",
             r"returned non-zero exit status [1-9]\d*",
