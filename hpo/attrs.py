@@ -58,6 +58,8 @@ CUDA_ERROR = _k("cuda_error")
 CUDA_ERROR_TYPE = _k("cuda_error_type")
 CUDA_ERROR_MSG = _k("cuda_error_msg")
 BLAMELESS = _k("blameless")
+RECOGNISED = _k("recognised")
+ERROR_CODE = _k("error_code")
 
 # -- retries -------------------------------------------------------------------------------------
 RETRY_OF = _k("retry_of")
@@ -108,6 +110,8 @@ FAILURE_ATTRS: tuple[Attr, ...] = (
     Attr(CUDA_ERROR_TYPE, "str or null", "short token such as illegal_memory_access"),
     Attr(CUDA_ERROR_MSG, "str or null", "first line of the CUDA error message"),
     Attr(BLAMELESS, "bool", "the failure was not the trial's fault"),
+    Attr(RECOGNISED, "bool", "a rule recognised the error text (else it is kept for analysis)"),
+    Attr(ERROR_CODE, "int or null", "the CUDA (or NCCL) error code the failure carried"),
 )
 RETRY_ATTRS: tuple[Attr, ...] = (
     Attr(RETRY_OF, "int", "number of the trial it retries"),

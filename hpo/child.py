@@ -439,7 +439,14 @@ def _call(objective: Callable[[Any], Any], trial: ProxyTrial, spec: TrialSpec) -
 
 
 def _fill_failure(outcome: Outcome, exc: BaseException) -> None:
+    from hpo.failures.classify import exception_chain, exception_error_code
+
     outcome.status = Status.FAILED
     outcome.exception_type = qualified_name(type(exc))
     outcome.message = str(exc)[:4000]
     outcome.traceback = format_traceback(exc)
+    try:  # what a wrapper (Ray, joblib, accelerate) hides: the causes and the CUDA error code
+        outcome.chain = [(t, m[:2000]) for t, m in exception_chain(exc)]
+        outcome.error_code = exception_error_code(exc)
+    except Exception:
+        pass

@@ -170,6 +170,11 @@ def status_cmd(
     "--since", help="Only trials started after this time (ISO date/time, or e.g. 2h, 30m)."
 )
 @click.option("--trial", "trial_number", type=int, help="Show one trial in full.")
+@click.option(
+    "--unrecognised",
+    is_flag=True,
+    help="Only failures whose error text no rule recognised (send us these texts).",
+)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table")
 @debug_option
 @_guard
@@ -181,6 +186,7 @@ def failures_cmd(
     states: tuple[str, ...],
     since: str | None,
     trial_number: int | None,
+    unrecognised: bool,
     fmt: str,
     debug: bool,
 ) -> None:
@@ -188,11 +194,17 @@ def failures_cmd(
     from hpo.report import failures
 
     url, name = _study_from(config, study, storage)
-    sys.exit(
-        failures(
-            url, name, classes=classes, states=states, since=since, trial=trial_number, fmt=fmt
-        )
+    code = failures(
+        url,
+        name,
+        classes=classes,
+        states=states,
+        since=since,
+        trial=trial_number,
+        fmt=fmt,
+        unrecognised=unrecognised,
     )
+    sys.exit(code)
 
 
 @main.command("report", context_settings=CONTEXT)

@@ -52,6 +52,8 @@ class Outcome:
     peak_gpu_mem_mb: float | None = None
     worker_pid: int = 0
     fault: str | None = None  # the chaos fault injected into this trial, if any
+    error_code: int | None = None  # torch.AcceleratorError.error_code, where there was one
+    chain: list[tuple[str, str]] = field(default_factory=list)  # (type, message), outermost first
     version: int = OUTCOME_VERSION
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -64,6 +66,7 @@ class Outcome:
     def from_dict(cls, d: dict[str, Any]) -> Outcome:
         d = dict(d)
         d["status"] = Status(d["status"])
+        d["chain"] = [tuple(link) for link in d.get("chain") or []]
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
 

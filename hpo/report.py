@@ -275,6 +275,7 @@ def failures(
     since: str | None = None,
     trial: int | None = None,
     fmt: str = "table",
+    unrecognised: bool = False,
 ) -> int:
     study = st.load_study(url, name)
     if trial is not None:
@@ -290,6 +291,8 @@ def failures(
         if classes and attrs.read(t.user_attrs, attrs.FAILURE_CLASS) not in classes:
             continue
         if after and t.datetime_start and t.datetime_start < after:
+            continue
+        if unrecognised and attrs.read(t.user_attrs, attrs.RECOGNISED, True) is not False:
             continue
         rows.append(failure_row(t))
     if fmt == "json":

@@ -394,7 +394,9 @@ def test_cuda_error_type_from_status_codes() -> None:
     assert (d.failure_class, d.cuda_error_type) == (FailureClass.CUDNN, "cudnn_bad_param")
     assert "CUDNN_STATUS_BAD_PARAM" in d.summary
     d = classify("torch.AcceleratorError", "CUDA error: invalid configuration argument\nSearch for")
-    assert d.cuda_error_type == "invalid_configuration_argument" and d.sticky
+    # cudaErrorInvalidConfiguration (9): a launch that never ran; the context stays usable.
+    assert d.cuda_error_type == "invalid_configuration_argument" and not d.sticky
+    assert (d.failure_class, d.error_code) == (FailureClass.USER_ERROR, 9)
     d = classify("RuntimeError", "FIND was unable to find an engine to execute this computation")
     assert d.cuda_error_type == "cudnn_find_no_engine" and "workspace" in d.hint
 
@@ -438,10 +440,11 @@ def test_anchor_prefilter_never_changes_a_result() -> None:
     without = tuple(dataclasses.replace(c, anchors=()) for c in rules_module._COMPILED)
     for row in rows:
         text = row["text"]
+        folded = text.casefold()
         for compiled in rules_module._COMPILED:
-            if compiled.text is not None and compiled.anchors and compiled.text.search(text):
-                folded = text.casefold()
-                assert any(a in folded for a in compiled.anchors), (compiled.rule.id, row["id"])
+            for anchor, pattern in compiled.parts:
+                if anchor is not None and pattern.search(text):
+                    assert anchor in folded, (compiled.rule.id, row["id"])
     expected = [diagnose(row) for row in rows]
     original = rules_module._COMPILED
     try:

@@ -7,6 +7,7 @@ retries) links to it, that the study reached ``n_trials``, and that no process o
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -206,3 +207,30 @@ def test_the_runner_never_overwrites_a_user_attribute(run_dir: Path, tmp_path: P
     assert ua["hpo:failure_class"] == "user_error" and ua["hpo:attempt"] == 1
     assert ua["hpo:cuda_error"] is False and "cuda_error_type" in ua  # compat key not taken
     assert_no_run_processes(run_dir)
+
+
+def test_unrecognised_texts_are_listed_and_cuda_codes_recorded(
+    run_dir: Path, tmp_path: Path
+) -> None:
+    texts = ["zorglub frobnicated the quux", "CUDA error: an illegal instruction was encountered"]
+    cfg = write_config(
+        tmp_path / "s.yaml",
+        study="u",
+        objective="hpo.testing.objectives:raises_on_first_trials",
+        objective_kwargs={"texts": texts},
+        run_dir=str(run_dir),
+        n_trials=3,
+        sampler={"name": "random", "seed": 1},
+    )
+    proc = run_hpo("run", str(cfg), "--quiet")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    trials = load_study(run_dir, "u").get_trials()
+    strange, cuda = trials[0].user_attrs, trials[1].user_attrs
+    assert strange["hpo:recognised"] is False and strange["failure_class"] == "user_error"
+    assert strange["hpo:failure_summary"].startswith("not recognised")
+    assert "zorglub" in strange["hpo:error_msg"]
+    assert cuda["hpo:recognised"] is True and cuda["hpo:error_code"] == 715
+    assert cuda["failure_class"] == "cuda_context_corrupted"
+    listed = run_hpo("failures", str(cfg), "--unrecognised", "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    assert [r["number"] for r in json.loads(listed.stdout)] == [0]

@@ -120,6 +120,11 @@ class Diagnosis:
     ``cuda_error_type`` is a short snake_case token (``"illegal_memory_access"``,
     ``"out_of_memory"``, ``"cudnn_execution_failed"``...) or ``None``. ``rule`` is the id of
     the rule that matched, ``None`` for fallbacks and :func:`diagnosis_for`.
+    ``error_code`` is the CUDA runtime error number (``cudaError_t``; NCCL's
+    ``ncclResult_t`` when ``cuda_error_type`` starts with ``nccl_``) the verdict rests on, if
+    one was known. ``recognised`` is ``False`` when no rule recognised the evidence with
+    confidence: the class is then the default's, the summary says so, and the text is worth
+    keeping for analysis (``hpo failures --unrecognised``).
     """
 
     failure_class: FailureClass
@@ -130,6 +135,8 @@ class Diagnosis:
     hint: str
     cuda_error_type: str | None = None
     rule: str | None = None
+    error_code: int | None = None
+    recognised: bool = True
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-serialisable dict; enums become their values."""
@@ -142,6 +149,8 @@ class Diagnosis:
             "hint": self.hint,
             "cuda_error_type": self.cuda_error_type,
             "rule": self.rule,
+            "error_code": self.error_code,
+            "recognised": self.recognised,
         }
 
 

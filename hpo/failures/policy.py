@@ -309,6 +309,8 @@ def decide(result: TrialResult, ctx: Context) -> Decision:
         attrs.CUDA_ERROR_TYPE: diag.cuda_error_type,
         attrs.CUDA_ERROR_MSG: result.first_line[:500] if diag.cuda else None,
         attrs.BLAMELESS: blameless,
+        attrs.RECOGNISED: diag.recognised,
+        attrs.ERROR_CODE: diag.error_code,
     }
     if note:
         tags[attrs.FAILURE_NOTE] = note

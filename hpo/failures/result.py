@@ -123,7 +123,13 @@ def build(
         if outcome.exception_type == SUPERVISOR_LOST:  # the worker saw its channel break
             diag = diagnosis_for(FailureClass.SUPERVISOR_LOST, summary=outcome.message[:200])
         elif outcome.status is Status.FAILED:
-            diag = classify(outcome.exception_type, outcome.message, outcome.traceback)
+            diag = classify(
+                outcome.exception_type,
+                outcome.message,
+                outcome.traceback,
+                error_code=outcome.error_code,
+                chain=outcome.chain or None,
+            )
         return TrialResult(
             number=number,
             status=outcome.status,

@@ -21,29 +21,49 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
   75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
   70  out of memory (GPU and host)
+  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too)
   66  NCCL watchdog taking the process down after an error
   65  NCCL errors
   60  cuDNN, cuBLAS, numerical, data and known user errors
   55  DataLoader worker killed by a signal; store, DataLoader and job time limits
   50  ``KeyboardInterrupt``
   45  weak evidence (DataLoader worker exited, distributed network errors)
-  40  any other CUDA error (assumed sticky)
+  42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
+  40  any other CUDA error (assumed sticky; not recognised)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
   20  the signal the worker died of
   15  launcher wrappers that only say a child failed
 ====  ==========================================================================
 
-The CUDA, cuDNN, cuBLAS and NCCL error strings live here and nowhere else in ``hpo``.
+CUDA error *codes* (``cudaErrorX``, ``CUDA_ERROR_X``, numbers, ``cudaGetErrorString`` texts)
+are read before these rules, from the table in :mod:`hpo.failures.codes`; a code competes
+with the rules at the priority of its class (see :data:`CODE_PRIORITY`), just above the rules
+of that class. A rule with ``confident=False`` is a catch-all: its verdict stands, but the
+diagnosis is marked not recognised.
+
+The CUDA, cuDNN, cuBLAS and NCCL error strings live here and in :mod:`hpo.failures.codes`,
+nowhere else in ``hpo``.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from hpo.failures.classes import OOM_HINT, FailureClass
 
-__all__ = ["RULES", "Evidence", "Match", "Rule", "literal_anchor", "match_rules"]
+__all__ = [
+    "CODE_PRIORITY",
+    "code_hint",
+    "RULES",
+    "Evidence",
+    "Match",
+    "Rule",
+    "literal_anchor",
+    "match_rules",
+]
 
 FC = FailureClass
 
@@ -59,6 +79,7 @@ P_SPECIFIC = 60
 P_KILLED_WORKER = 55
 P_INTERRUPT = 50
 P_WEAK = 45
+P_POOL = 42
 P_CUDA_GENERIC = 40
 P_TEXT_SIGNAL = 35
 P_SIGNAL = 20
@@ -81,6 +102,7 @@ class Rule:
     cuda_error_type: str | None = None
     code_type: bool = False
     hint: str | None = None
+    confident: bool = True
 
 
 # Hints shared by several rules. Class-level defaults live in classes.CLASS_INFO.
@@ -144,6 +166,31 @@ _INTERRUPT_HINT = (
     "Stopped from outside (Ctrl-C, SIGTERM/SIGHUP from a scheduler or a closed terminal): "
     "nothing is wrong with the trial; resume the study, under nohup/tmux or the scheduler's "
     "requeue."
+)
+
+_POOL_HINT = (
+    "A worker of a process pool the objective uses (joblib/loky, concurrent.futures, Ray) "
+    "died; the trial's own worker is fine and the trial is retried. The pool's exit codes "
+    "say why: SIGKILL(-9) is most often the kernel OOM killer (fewer pool workers, less memory "
+    "per task), SIGSEGV(-11) a native crash in the task; n_jobs=1 shows the task's own error."
+)
+_MISUSE_HINT = (
+    "A CUDA API was called in a way it does not allow (a bug, not a device fault; the CUDA "
+    "context stays usable): for CUDA graphs, keep synchronising calls, allocations and .item() "
+    "out of the captured region (torch.compile mode='reduce-overhead', vLLM/SGLang graph "
+    "capture), or disable CUDA graphs; `hpo replay N` reproduces it."
+)
+_FORK_HINT = (
+    "CUDA was used in a forked child (a DataLoader worker or a multiprocessing.Process after "
+    "the parent initialised CUDA): keep CUDA out of Dataset/collate code, use the 'spawn' or "
+    "'forkserver' start method (DataLoader multiprocessing_context), or num_workers=0. Not a "
+    "device fault; the trial's CUDA context is fine."
+)
+_PLATFORM_HINT = (
+    "The GPU, driver or platform does not support this operation (older GPUs, Windows/WSL, "
+    "virtual GPUs, Jetson): e.g. CUDA IPC between processes on Windows, expandable_segments "
+    "in PYTORCH_CUDA_ALLOC_CONF on vGPU/WSL. Every trial on this device fails the same way; "
+    "the CUDA context itself is fine (`hpo doctor`)."
 )
 
 # Bits of regex reused below.
@@ -233,7 +280,13 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"Watchdog caught collective operation timeout",
             r"ran for \d+ milliseconds before timing out",
+            r"watchdog got stuck for \d+ seconds without making progress",
+            r"Heartbeat monitor timed out",
+            r"detected no heartbeat of its watchdog",
             r"NCCL communicator was aborted[^\n]{0,200}(?:timed out|timeout)",
+            # Only the C++ frames: the error was constructed in the watchdog's timeout check.
+            r"Exception raised from checkTimeout at",
+            r"frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(",
         ),
         sticky=True,
         cuda=True,
@@ -355,26 +408,6 @@ RULES: tuple[Rule, ...] = (
         hint=_STICKY_HINT,
     ),
     Rule(
-        "cuda-stream-capture",
-        FC.CUDA_CONTEXT_CORRUPTED,
-        "CUDA graph capture broken (process graph state suspect)",
-        P_STICKY,
-        text=(
-            r"operation not permitted when stream is capturing",
-            r"operation failed due to a previous error during capture",
-            r"cudaErrorStreamCapture\w+",
-        ),
-        sticky=True,
-        cuda=True,
-        cuda_error_type="stream_capture",
-        hint=(
-            "A CUDA-graph capture was broken by a synchronising or forbidden call "
-            "(torch.compile mode='reduce-overhead', .item(), pinned-memory threads). The "
-            "process's graph and allocator state is suspect, so the trial is retried in a fresh "
-            "worker; disable CUDA graphs if it repeats."
-        ),
-    ),
-    Rule(
         "cuda-unknown-error",
         FC.CUDA_CONTEXT_CORRUPTED,
         "CUDA unknown error (sticky: context unusable)",
@@ -403,6 +436,7 @@ RULES: tuple[Rule, ...] = (
             r"No CUDA GPUs are available",
             r"Found no NVIDIA driver on your system",
             r"hipErrorNoDevice",
+            r"no GPU resources available",
         ),
         cuda=True,
         cuda_error_type="no_device",
@@ -487,6 +521,7 @@ RULES: tuple[Rule, ...] = (
             r"invalid device function",
             r"cudaErrorInvalidDeviceFunction",
             r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+            r"PyTorch no longer supports this GPU because it is too old",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -524,6 +559,10 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorMemoryAllocation",
             r"CUDA_ERROR_OUT_OF_MEMORY",
             r"hipErrorOutOfMemory",
+            # XLA (JAX, TensorFlow, EXLA) device allocator
+            r"Out\s+of memory while trying to allocate \d+ bytes",
+            r"RESOURCE_EXHAUSTED: Failed to allocate request for",
+            r"BufferAssignment OOM Debugging",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",),
         cuda=True,
@@ -566,6 +605,7 @@ RULES: tuple[Rule, ...] = (
         P_MEMORY,
         text=(
             r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
+            r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
             r"std::bad_alloc",
             r"Unable to allocate \d+(?:\.\d+)? ?[KMGTP]i?B for an array",
             r"Cannot allocate memory",
@@ -576,7 +616,8 @@ RULES: tuple[Rule, ...] = (
         "host-memory-monitor",
         FC.HOST_OOM,
         "killed by a host memory monitor",
-        P_MEMORY,
+        # Above the GPU OOM rule: Ray names its host-memory kill OutOfMemoryError too.
+        P_MEMORY + 1,
         text=(
             r"Task was killed due to the node running low on memory",
             r"killed due to memory pressure \(OOM\)",
@@ -612,10 +653,12 @@ RULES: tuple[Rule, ...] = (
             r"NCCL error",
             r"\bnccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument"
             r"|InvalidUsage|RemoteError)\b",
-            r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU)",
+            r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU|closed by remote peer)",
             r"NCCL communicator was aborted",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
+            r"NET/IBP?\s*:\s*Got completion",
+            r"NCCL WARN Net\s*:",
         ),
         types=(r"(?:torch\.distributed\.)?DistBackendError", r"(?:\w+\.)*NcclError"),
         cuda=True,
@@ -752,14 +795,34 @@ RULES: tuple[Rule, ...] = (
             r"The value (?:-?inf|nan) is not acceptable",
             r"failed with value (?:-?inf|nan)\b",
             r"\bnan loss\b",
-            r"\bloss (?:is|was|became|becomes|=) (?:nan|inf)\b",
+            r"\bloss is nan\b",
+            r"\bloss is inf\b",
+            r"\bloss was nan\b",
+            r"\bloss was inf\b",
+            r"\bloss became nan\b",
+            r"\bloss became inf\b",
+            r"\bloss becomes nan\b",
+            r"\bloss becomes inf\b",
+            r"\bloss = nan\b",
+            r"\bloss = inf\b",
             r"non-finite loss",
-            r"probability tensor contains either `inf`, `nan` or element < 0",
+            r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
             r"is non-finite, so it cannot be clipped",
             r"Current loss scale already at minimum",
             r"Input contains NaN",
             r"The factorization could not be completed because the input is not positive-definite",
             r"failed to converge because the input matrix is ill-conditioned",
+            r"Loss became infinite or NaN",
+            r"Monitored metric \S+ = (?:nan|-?inf) is not finite",
+            r"NaN or Inf found in input tensor",
+            r"Batch \d+: Invalid loss, terminating training",
+            r"outputs? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"logits (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"gradients? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
+            # torch.distributions: the Real() constraint of loc fails only for NaN.
+            r"to satisfy the constraint Real\(\), but found invalid values",
+            r"The parameter loc has invalid values",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -783,6 +846,8 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"index out of range in self",
             r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
+            r"index out of range: Tried to access index -?\d+ out of table with \d+ rows",
+            r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)",
         ),
         hint=(
             "Token ids or indices exceed the table: check the tokenizer against the model's "
@@ -804,7 +869,9 @@ RULES: tuple[Rule, ...] = (
             r"Expected \d+D \(unbatched\) or \d+D \(batched\) input",
             r"Expected \d+-dimensional input for \d+-dimensional weight",
             r"Target size \([^)\n]*\)\)? must be the same as input size",
+            r"Using a target size \([^)\n]*\)\)? that is different to the input size",
             r"Output size is too small",
+            r"input\.size\(-1\) must be equal to input_size\. Expected \d+, got \d+",
         ),
     ),
     # --- known user errors (even when they mention CUDA) ------------------------------------
@@ -840,6 +907,34 @@ RULES: tuple[Rule, ...] = (
         text=(r"Cannot re-initialize CUDA in forked subprocess",),
         hint="CUDA was initialised before fork(): use the 'spawn' or 'forkserver' start method "
         "(DataLoader multiprocessing_context) and keep CUDA out of DataLoader workers.",
+    ),
+    Rule(
+        "user-cuda-stream-capture",
+        FC.USER_ERROR,
+        "CUDA graph capture broken by a forbidden call (API misuse)",
+        P_SPECIFIC,
+        text=(
+            r"operation not permitted when stream is capturing",
+            r"operation failed due to a previous error during capture",
+            r"(?:cudaError|hipError)StreamCapture\w+",
+            r"CUDA_ERROR_STREAM_CAPTURE_\w+",
+            r"The CUDA graph capture on the stream has failed",
+        ),
+        cuda=True,
+        cuda_error_type="stream_capture",
+        hint=_MISUSE_HINT,
+    ),
+    Rule(
+        "user-spawn-main-guard",
+        FC.USER_ERROR,
+        "a child process was started without the __main__ guard (spawn)",
+        P_SPECIFIC,
+        text=(
+            r"An attempt has been made to start a new process before the\s+current process "
+            r"has finished its bootstrapping phase",
+        ),
+        hint="Under the 'spawn' or 'forkserver' start method the script that starts processes "
+        "must guard its entry point with `if __name__ == '__main__':`.",
     ),
     Rule(
         "user-cuda-checkpoint-on-cpu",
@@ -896,14 +991,27 @@ RULES: tuple[Rule, ...] = (
             r"Timed out waiting \d+ms for (?:recv|send) operation",
             r"DUE TO TIME LIMIT",
             r"DataLoader timed out after \d+ seconds",
+            r"The client socket has timed out after \d+m?s while trying to connect to",
+            r"\bDistStoreError\b",
+            r"\bRendezvousTimeoutError\b",
         ),
-        types=(r"(?:torch\.distributed\.)?DistStoreError", r"TimeoutError"),
+        types=(
+            r"(?:torch\.distributed\.)?DistStoreError",
+            r"TimeoutError",
+            r"(?:[\w.]*\.)?RendezvousTimeoutError",
+        ),
     ),
     Rule(
         "keyboard-interrupt",
         FC.INTERRUPTED,
         "interrupted (KeyboardInterrupt)",
         P_INTERRUPT,
+        text=(
+            r"Detected KeyboardInterrupt, attempting graceful shutdown",
+            # The terminal's echo of Ctrl-C, glued to what Python printed next.
+            r"^\^CTraceback",
+            r"^\^CException ignored",
+        ),
         types=(r"KeyboardInterrupt",),
         hint=_INTERRUPT_HINT,
     ),
@@ -925,6 +1033,36 @@ RULES: tuple[Rule, ...] = (
         P_WEAK,
         types=(r"(?:torch\.distributed\.)?DistNetworkError",),
     ),
+    # --- a process pool's worker died (not the trial's worker) ------------------------------
+    Rule(
+        "pool-worker-lost",
+        FC.WORKER_LOST,
+        "a process-pool worker died ({code})",
+        P_POOL,
+        text=(
+            r"The exit codes of the workers are \{(?P<code>[^}\n]{1,80})\}",
+            r"A worker process managed by the executor was unexpectedly terminated",
+            r"A process in the process pool was terminated abruptly",
+            r"The actor died unexpectedly before finishing this task",
+            r"The actor is dead because its (?:worker process|owner) has died",
+            r"A worker died or was killed while executing a task by an unexpected system error",
+            r"The worker died unexpectedly while executing this task",
+            r"\bWorkerCrashedError\b",
+            r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
+            r"One of the subprocesses has abruptly died during map operation",
+            r"Worker exited prematurely: (?:exitcode|signal) \d+",
+            r"WorkerProc initialization failed due to an exception in a background process",
+            r"Engine core initialization failed\. See root cause above",
+            r"Engine core proc \S+ died unexpectedly",
+        ),
+        types=(
+            r"(?:[\w.]*\.)?TerminatedWorkerError",
+            r"(?:[\w.]*\.)?BrokenProcessPool",
+            r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
+            r"(?:billiard\.exceptions\.)?WorkerLostError",
+        ),
+        hint=_POOL_HINT,
+    ),
     # --- any other CUDA error ---------------------------------------------------------------
     Rule(
         "cuda-error",
@@ -941,6 +1079,7 @@ RULES: tuple[Rule, ...] = (
             r"\bCUDA_ERROR_[A-Z_]+",
             r"CUDA failure \d+:",
             r"error == cudaSuccess",
+            r"Compile with .?TORCH_USE_(?:CUDA|HIP)_DSA.? to enable device-side assertions",
         ),
         types=(r"(?:torch\.)?AcceleratorError", r"(?:torch\.cuda\.)?CudaError"),
         sticky=True,
@@ -948,6 +1087,7 @@ RULES: tuple[Rule, ...] = (
         cuda_error_type="cuda_error",
         code_type=True,
         hint=_STICKY_HINT,
+        confident=False,
     ),
     # --- crash, kill and interruption evidence in the log text ------------------------------
     Rule(
@@ -957,13 +1097,19 @@ RULES: tuple[Rule, ...] = (
         P_TEXT_SIGNAL,
         text=(
             r"exitcode\s*:\s*-9\b",
+            r"exits with return code = -9\b",
+            r"non-zero exit status -9\b",
+            r"worker died \(-9\)",
             r"exit code 137\b",
             r"interrupted by signal 9\b",
             r"Signals\.SIGKILL",
             r"terminated with signal SIGKILL",
             r"Signal 9 \(SIGKILL\)",
             r"signal: killed\b",
-            r"^[^\S\n]*Killed\s*$",
+            # Prose ("it was killed by the OOM killer") is weak evidence: Ray, for one, lists
+            # the OOM killer among the *possible* causes of any worker death.
+            r"killed by (?:the )?OOM[- ]?killer",
+            r"^[^\S\n]*[*_`]*Killed[*_`]*\s*$",
             r"\]\s*Killed\s*$",
             r"^\s*已杀死\s*$",
         ),
@@ -982,7 +1128,16 @@ RULES: tuple[Rule, ...] = (
             r"\*\*\* (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)) ",
             r"Signal (?:11|7|6|4|8) \((?P<code>SIG\w+)\) received by PID",
             r"exitcode\s*:\s*-(?:11|7|6|4|8)\b",
+            r"exits with return code = -(?:11|7|6|4|8)\b",
+            r"non-zero exit status -(?:11|7|6|4|8)\b",
+            # Windows NTSTATUS exit codes: access violation, stack buffer overrun (abort),
+            # stack overflow, illegal instruction; unsigned and signed spellings.
+            r"exit code (?:3221225477|3221226505|3221225725|3221225501)\b",
+            r"exit code -(?:1073741819|1073740791|1073741571|1073741795)\b",
+            r"exit code 0xC00000(?:05|FD|1D)\b",
+            r"exit code 0xC0000409\b",
             r"exit code 1(?:39|35|34|32|36)\b",
+            r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
             r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
             r"|Floating point exception)",
             r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
@@ -993,6 +1148,7 @@ RULES: tuple[Rule, ...] = (
             r"free\(\): invalid",
             r"malloc\(\): [a-z ]*corrupt",
             r"corrupted size vs\. prev_size",
+            r"AddressSanitizer: (?P<code>SEGV) on unknown address",
         ),
         hint=_SEGV_HINT,
     ),
@@ -1009,6 +1165,9 @@ RULES: tuple[Rule, ...] = (
             r"interrupted by signal (?:1|2|15)\b",
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
+            r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
+            r"Main process received SIG(?:INT|TERM|HUP), exiting",
+            r"forrtl: error \(200\): program aborting due to control-C event",
         ),
         types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
         hint=_INTERRUPT_HINT,
@@ -1051,13 +1210,71 @@ RULES: tuple[Rule, ...] = (
         FC.WORKER_LOST,
         "a child process failed without an error report",
         P_WRAPPER,
-        text=(r"ProcessExitedException: process \d+ terminated with exit code",),
+        text=(
+            r"ProcessExitedException: process \d+ terminated with exit code",
+            r"process \d+ terminated with exit code [1-9]\d*",
+            r"failed \(exitcode: [1-9]\d*\) local_rank:",
+            r"exitcode\s*: [1-9]\d* \(pid:",
+            r"returned non-zero exit status [1-9]\d*",
+            r"exits with return code = [1-9]\d*",
+        ),
         types=(
             r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
             r"(?:torch\.multiprocessing\.spawn\.)?ProcessExitedException",
         ),
     ),
 )
+
+
+# --- CUDA and NCCL error codes (hpo.failures.codes) ------------------------------------------
+# A code found in the evidence competes with the rules at the priority of its class; it wins
+# ties, so a code beats the text rules of its own class but not stronger evidence of another.
+CODE_PRIORITY: Mapping[FailureClass, int] = MappingProxyType(
+    {
+        FC.CUDA_CONTEXT_CORRUPTED: P_STICKY,
+        FC.TIMEOUT: P_ROOT,
+        FC.DEVICE_UNAVAILABLE: P_DEVICE,
+        FC.OOM: P_MEMORY,
+        FC.USER_ERROR: P_SPECIFIC,
+        FC.NCCL: P_NCCL,
+    }
+)
+P_CODE_HARDWARE = P_ROOT
+P_CODE_NCCL_STICKY = P_STICKY + 1  # NCCL reporting a sticky CUDA failure, as the rule above
+P_CODE_NCCL_TIMEOUT = P_NCCL_TIMEOUT
+# cudaErrorInvalidValue says little; any specific evidence elsewhere in the text wins.
+P_CODE_UNCERTAIN = P_CUDA_GENERIC + 1
+UNCERTAIN_TOKENS = frozenset({"invalid_argument"})
+
+_CODE_HINTS: Mapping[str, str] = MappingProxyType(
+    {
+        "device_side_assert": _DSA_HINT,
+        "ecc_uncorrectable": _HARDWARE_HINT,
+        "nvlink_uncorrectable": _HARDWARE_HINT,
+        "contained": _HARDWARE_HINT,
+        "launch_timeout": _LAUNCH_TIMEOUT_HINT,
+        "initialization_error": _FORK_HINT,
+        "not_supported": _PLATFORM_HINT,
+        "not_permitted": _PLATFORM_HINT,
+        "out_of_memory": OOM_HINT,
+        "no_kernel_image": (
+            "The torch build (or a CUDA extension) has no kernels for this GPU architecture: "
+            "install a build whose CUDA version and arch list cover the GPU (`hpo doctor` "
+            "shows both); every trial on this GPU will fail the same way."
+        ),
+    }
+)
+
+
+def code_hint(token: str, failure_class: FailureClass) -> str | None:
+    """The hint for a diagnosis made from an error code (``None``: the class's default)."""
+    if token in _CODE_HINTS:
+        return _CODE_HINTS[token]
+    if failure_class is FC.USER_ERROR:
+        return _MISUSE_HINT
+    if failure_class is FC.CUDA_CONTEXT_CORRUPTED:
+        return _STICKY_HINT
+    return None
 
 
 @dataclass(frozen=True)
@@ -1090,6 +1307,9 @@ class _CompiledRule:
     signals: frozenset[str]
     # Case-folded literals, one of which every text match contains; () = no prefilter.
     anchors: tuple[str, ...]
+    # Each text cue on its own with its anchor (None: no anchor, always searched): with a
+    # prefilter only the cues whose anchor occurs are searched, one short regex at a time.
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...] = ()
 
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
@@ -1244,8 +1464,9 @@ def _compile(rule: Rule) -> _CompiledRule:
     types = re.compile(_join(rule.types)) if rule.types else None
     anchors = tuple(literal_anchor(p) for p in rule.text)
     usable = tuple(a for a in anchors if a is not None)
+    parts = tuple((a, re.compile(p, _FLAGS)) for a, p in zip(anchors, rule.text, strict=True))
     return _CompiledRule(
-        rule, text, code, types, frozenset(rule.signals), usable if None not in anchors else ()
+        rule, text, code, types, frozenset(rule.signals), usable if usable else (), parts
     )
 
 
@@ -1262,6 +1483,75 @@ def _code_of(match: re.Match[str]) -> str | None:
     return None
 
 
+def _search_parts(
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...], text: str, folded: str
+) -> re.Match[str] | None:
+    """The match of the first cue (in table order) that occurs in ``text``."""
+    aligned = len(folded) == len(text)
+    for anchor, pattern in parts:
+        if anchor is None:
+            found = pattern.search(text)
+        elif aligned:
+            found = _search_near(anchor, pattern, text, folded)
+        else:
+            found = pattern.search(text) if anchor in folded else None
+        if found is not None:
+            return found
+    return None
+
+
+def _code_of_parts(
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...], text: str, folded: str
+) -> str | None:
+    """The ``code`` of the leftmost match among the cues that capture one."""
+    best: re.Match[str] | None = None
+    for anchor, pattern in parts:
+        if _CODE_GROUP not in pattern.pattern:
+            continue
+        found = _search_parts(((anchor, pattern),), text, folded)
+        if found is not None and (best is None or found.start() < best.start()):
+            best = found
+    return _code_of(best) if best is not None else None
+
+
+_WINDOW_LINES = 3  # a cue's match lies within this many lines around its anchor
+_MAX_WINDOWS = 32
+
+
+def _search_near(
+    anchor: str, pattern: re.Pattern[str], text: str, folded: str
+) -> re.Match[str] | None:
+    """The first match of ``pattern`` in the lines around an occurrence of its ``anchor``.
+
+    Every match contains the anchor, so a match is found here iff the whole text has one
+    (cues span at most a few lines); much cheaper than a case-insensitive scan of the whole
+    text when the anchor is rare. ``text`` and ``folded`` must have the same length.
+    """
+    index = folded.find(anchor)
+    windows = 0
+    while index >= 0:
+        windows += 1
+        if windows > _MAX_WINDOWS:
+            return pattern.search(text, index - 1 if index else 0)
+        low = index
+        for _ in range(_WINDOW_LINES + 1):
+            low = text.rfind("\n", 0, low)
+            if low < 0:
+                break
+        low = low + 1 if low >= 0 else 0
+        high = index + len(anchor)
+        for _ in range(_WINDOW_LINES + 1):
+            high = text.find("\n", high + 1)
+            if high < 0:
+                high = len(text)
+                break
+        found = pattern.search(text, low, high)
+        if found is not None:
+            return found
+        index = folded.find(anchor, max(high, index + 1))
+    return None
+
+
 def _match_one(compiled: _CompiledRule, evidence: Evidence, folded: str) -> Match | None:
     if evidence.signal is not None and evidence.signal in compiled.signals:
         return Match(compiled.rule, evidence.signal)
@@ -1270,18 +1560,28 @@ def _match_one(compiled: _CompiledRule, evidence: Evidence, folded: str) -> Matc
     )
     code: str | None = None
     if not matched and compiled.text is not None and evidence.text:
-        if compiled.anchors and not any(a in folded for a in compiled.anchors):
-            return None
-        found = compiled.text.search(evidence.text)
-        if found is None:
-            return None
-        matched, code = True, _code_of(found)
+        if compiled.anchors:
+            found_part = _search_parts(compiled.parts, evidence.text, folded)
+            if found_part is None:
+                return None
+            # The leftmost cue naming a code gives it, as with one combined regex.
+            matched = True
+            if compiled.code is not None:
+                code = _code_of_parts(compiled.parts, evidence.text, folded)
+        else:
+            found = compiled.text.search(evidence.text)
+            if found is None:
+                return None
+            matched, code = True, _code_of(found)
     if not matched:
         return None
     if code is None and compiled.code is not None and evidence.text:
         # The cue that matched first (or the exception type) may not be the one naming the code.
-        with_code = compiled.code.search(evidence.text)
-        code = _code_of(with_code) if with_code is not None else None
+        if compiled.anchors:
+            code = _code_of_parts(compiled.parts, evidence.text, folded)
+        else:
+            with_code = compiled.code.search(evidence.text)
+            code = _code_of(with_code) if with_code is not None else None
     return Match(compiled.rule, code)
 
 

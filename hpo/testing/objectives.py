@@ -136,3 +136,16 @@ def suggests_slowly(trial: optuna.Trial, n: int = 40, sleep_s: float = 0.05) -> 
         total += trial.suggest_float(f"p{i}", 0.0, 1.0)
         time.sleep(sleep_s)
     return total
+
+
+def raises_on_first_trials(trial: optuna.Trial, texts: Sequence[str] = ()) -> float:
+    """Trial ``i`` (for each text) raises ``RuntimeError(texts[i])``; later trials complete."""
+    x = trial.suggest_float("x", 0.0, 1.0)
+    if trial.number < len(texts):
+        text = texts[trial.number]
+        if text.startswith("CUDA error"):
+            import torch
+
+            raise torch.AcceleratorError(text)
+        raise RuntimeError(text)
+    return x

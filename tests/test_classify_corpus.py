@@ -1,0 +1,188 @@
+"""The corpus behind the rules and its held-out split.
+
+``tests/corpus/cuda_errors.jsonl`` holds the rows the rules were written and tuned on;
+``tests/corpus/heldout.jsonl`` holds a stratified 20% split that the rules were never tuned
+on (collected after the rules were last changed, evaluated once). Every row is a real error
+output copied verbatim from a public bug report, with that report's URL in ``source``.
+The held-out rows are measured, not required to pass one by one: issue 16 asks for class
+accuracy >= 97% and stickiness accuracy >= 98% on the split. Stickiness is met; the class bar
+is not (92.4%, see test_heldout_class_accuracy and docs/failures.md).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hpo.failures import FailureClass, classify
+
+CORPUS = Path(__file__).resolve().parent / "corpus"
+TRAIN = CORPUS / "cuda_errors.jsonl"
+HELDOUT = CORPUS / "heldout.jsonl"
+DEV = Path(__file__).resolve().parents[2] / "shared" / "cuda-errors-dev.jsonl"
+
+FIELDS = ("id", "text", "exception_type", "signal", "expected_class", "sticky", "source", "note")
+URL = re.compile(r"https?://[^\s/]+\.[^\s/]+/\S+")
+# supervisor_lost is observed by the supervisor, never in an error text.
+TEXT_CLASSES = {c.value for c in FailureClass} - {FailureClass.SUPERVISOR_LOST.value}
+
+MIN_ROWS = 650
+MIN_PER_CLASS = 15
+CLASS_BAR = 0.97
+STICKY_BAR = 0.98
+MEASURED_CLASS_FLOOR = 195 / 211  # held-out v3, measured once; see test_heldout_class_accuracy
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+TRAIN_ROWS = load(TRAIN)
+HELDOUT_ROWS = load(HELDOUT)
+ALL_ROWS = TRAIN_ROWS + HELDOUT_ROWS
+
+
+def row_problems(row: Any) -> list[str]:
+    """What is wrong with one corpus row (empty when it is well formed)."""
+    if not isinstance(row, dict):
+        return ["not an object"]
+    problems = []
+    if tuple(sorted(row)) != tuple(sorted(FIELDS)):
+        problems.append(f"fields {sorted(row)}")
+    for key in ("id", "text", "note"):
+        if not isinstance(row.get(key), str) or not row[key].strip():
+            problems.append(f"empty {key}")
+    source = row.get("source")
+    if not isinstance(source, str) or not URL.fullmatch(source.strip()):
+        problems.append("no source URL")
+    if row.get("expected_class") not in TEXT_CLASSES:
+        problems.append(f"class {row.get('expected_class')!r}")
+    if row.get("sticky") not in (True, False, None):
+        problems.append("sticky must be true, false or null")
+    for key in ("exception_type", "signal"):
+        if row.get(key) is not None and not isinstance(row[key], str):
+            problems.append(f"{key} must be a string or null")
+    return problems
+
+
+def diagnose(row: dict[str, Any]) -> tuple[bool, bool | None]:
+    """(class right, sticky right or None when the row gives no stickiness)."""
+    d = classify(row["exception_type"], row["text"], signal=row["signal"])
+    sticky = None if row["sticky"] is None else d.sticky == row["sticky"]
+    return d.failure_class.value == row["expected_class"], sticky
+
+
+# ----------------------------------------------------------------------------- well formed
+
+
+@pytest.mark.parametrize("path", [TRAIN, HELDOUT], ids=["train", "heldout"])
+def test_every_row_is_well_formed(path: Path) -> None:
+    for row in load(path):
+        assert not row_problems(row), (row.get("id"), row_problems(row))
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"source": ""},
+        {"source": "pytorch torch/nn/utils/clip_grad.py"},
+        {"source": "github.com/pytorch/pytorch/issues/1"},
+        {"source": None},
+    ],
+)
+def test_a_row_without_a_source_url_is_rejected(change: dict[str, Any]) -> None:
+    row = {**TRAIN_ROWS[0], **change}
+    assert "no source URL" in row_problems(row)
+
+
+def test_a_row_with_missing_fields_or_junk_is_rejected() -> None:
+    assert row_problems("text") == ["not an object"]
+    row = dict(TRAIN_ROWS[0])
+    del row["note"]
+    assert row_problems(row)
+    assert row_problems({**TRAIN_ROWS[0], "expected_class": "supervisor_lost"})
+    assert row_problems({**TRAIN_ROWS[0], "sticky": "yes"})
+
+
+def test_ids_and_texts_are_unique_across_both_files() -> None:
+    ids = Counter(row["id"] for row in ALL_ROWS)
+    assert [i for i, n in ids.items() if n > 1] == []
+    texts = Counter(" ".join(row["text"].split()) for row in ALL_ROWS)
+    assert [t[:80] for t, n in texts.items() if n > 1] == []
+
+
+def test_no_source_is_in_both_splits() -> None:
+    """Rows from one bug report stay in one split, so the split is not leaked through them."""
+    assert {r["source"] for r in TRAIN_ROWS} & {r["source"] for r in HELDOUT_ROWS} == set()
+
+
+@pytest.mark.skipif(not DEV.exists(), reason=f"shared dev corpus not found at {DEV}")
+def test_nothing_is_copied_from_the_dev_corpus() -> None:
+    dev = load(DEV)
+    dev_texts = {" ".join(row["text"].split()) for row in dev}
+    dev_ids = {row["id"] for row in dev}
+    for row in ALL_ROWS:
+        assert " ".join(row["text"].split()) not in dev_texts, row["id"]
+        assert row["id"] not in dev_ids, row["id"]
+
+
+# ----------------------------------------------------------------------------- size
+
+
+def test_corpus_size_and_classes() -> None:
+    assert len(ALL_ROWS) >= MIN_ROWS
+    per_class = Counter(row["expected_class"] for row in ALL_ROWS)
+    assert {c: n for c, n in per_class.items() if n < MIN_PER_CLASS} == {}
+    assert set(per_class) == TEXT_CLASSES
+
+
+def test_heldout_is_a_stratified_fifth() -> None:
+    share = len(HELDOUT_ROWS) / len(ALL_ROWS)
+    assert 0.18 <= share <= 0.22, share
+    train = Counter(row["expected_class"] for row in TRAIN_ROWS)
+    held = Counter(row["expected_class"] for row in HELDOUT_ROWS)
+    for name in TEXT_CLASSES:
+        class_share = held[name] / (held[name] + train[name])
+        assert held[name] >= 3 and 0.12 <= class_share <= 0.30, (name, held[name], train[name])
+
+
+# ----------------------------------------------------------------------------- accuracy
+
+
+def heldout_accuracy() -> tuple[float, float, str]:
+    results = [diagnose(row) for row in HELDOUT_ROWS]
+    class_right = sum(c for c, _ in results)
+    sticky = [s for _, s in results if s is not None]
+    detail = f"class {class_right}/{len(results)}, sticky {sum(sticky)}/{len(sticky)}"
+    return class_right / len(results), sum(sticky) / len(sticky), detail
+
+
+def test_heldout_stickiness_accuracy() -> None:
+    _, sticky_acc, detail = heldout_accuracy()
+    assert sticky_acc >= STICKY_BAR, detail
+
+
+# Measured once on held-out v3 (211 rows, collected after the rules were frozen at a216b42):
+# class 195/211 = 92.4%, stickiness 210/211 = 99.5%. The class bar of issue 16 is not met;
+# docs/failures.md lists the misses. strict: the day the bar is met, this must be un-marked.
+@pytest.mark.xfail(strict=True, reason="held-out class accuracy 92.4% < 97% (see docs/failures.md)")
+def test_heldout_class_accuracy() -> None:
+    class_acc, _, detail = heldout_accuracy()
+    assert class_acc >= CLASS_BAR, detail
+
+
+def test_heldout_class_accuracy_has_not_regressed() -> None:
+    """A floor at the measured value, so that a rule change cannot silently lose ground."""
+    class_acc, _, detail = heldout_accuracy()
+    assert class_acc >= MEASURED_CLASS_FLOOR, detail
+
+
+def test_train_rows_all_pass() -> None:
+    """The rules were tuned on these rows; each one passes (test_failures checks them one by one)."""
+    wrong = [r["id"] for r in TRAIN_ROWS if diagnose(r) not in ((True, True), (True, None))]
+    assert wrong == []
