@@ -90,7 +90,8 @@ def main() -> int:
                     print(f"{side} {name} rep {rep}: exit {r['rc']}", file=sys.stderr)
                 raw.setdefault((side, name), []).append(r)
     print(
-        f"base {args.base} vs working tree; {args.repeats} repeats, {args.trials} trials, medians"
+        f"base {args.base} vs {args.head or 'the working tree'}; {args.repeats} repeats, "
+        f"{args.trials} trials, medians"
     )
     print(f"{'config':10} {'metric':18} {'base':>10} {'tree':>10} {'tree/base':>10}")
     for name in CONFIGS:

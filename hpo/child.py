@@ -367,18 +367,25 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         sys.stderr.flush()
         os.dup2(worker_log, 1)
         os.dup2(worker_log, 2)
-        # Clean up before reporting, so that a worker that cannot go on says so in its DONE and
-        # is never handed another trial (it would die under it).
+        chan.send((Msg.DONE, outcome.to_dict()))  # first: cleaning up is off the critical path
         _kill_leftover_children()
         try:
             _clear_caches(measure)
         except Exception as exc:
-            # A sticky CUDA error surfaces here: only a new process gets a new context.
-            outcome.extra["recycle"] = f"cleanup after the trial failed: {type(exc).__name__}"
-        chan.send((Msg.DONE, outcome.to_dict()))
-        if outcome.extra.get("recycle"):
-            chan.close()
-            os._exit(WorkerExit.RECYCLE)
+            # A sticky CUDA error surfaces here: only a new process gets a new context. Say so;
+            # a trial the supervisor handed over meanwhile is not started (it requeues it).
+            chan.send((Msg.RETIRE, f"cleanup after trial {spec.number} failed: {exc!r:.200}"))
+            _await_stop(chan)
+
+
+def _await_stop(chan: Connection) -> None:
+    """Retiring: start no trial, wait for the supervisor's STOP (or its death), then exit."""
+    try:
+        while chan.recv()[0] != Msg.STOP:
+            pass
+    except (EOFError, OSError):
+        pass
+    os._exit(WorkerExit.RECYCLE)
 
 
 def run_trial(

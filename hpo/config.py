@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from hpo.chaos import Fault
 from hpo.errors import ConfigError
-from hpo.failures import Policy
+from hpo.failures import Context, Policy
 from hpo.paths import RunPaths
 from hpo.samplers import PRUNERS, SAMPLERS
 
@@ -199,6 +199,20 @@ class StudyConfig(BaseModel):
         if self.storage:
             return self.storage
         return f"sqlite:///{RunPaths(self.run_path).default_storage}"
+
+    def policy_context(self) -> Context:
+        """The failure policy's fixed part: limits, breaker settings and ``on_failure``."""
+        return Context(
+            max_retries=self.max_retries,
+            max_infra_retries=self.max_infra_retries,
+            max_consecutive_failures=self.max_consecutive_failures,
+            max_failed_trials=self.failed_trial_limit,
+            breaker_window=self.breaker.window,
+            breaker_share=self.breaker.share,
+            quarantine_after=self.quarantine_after,
+            quarantine_window_s=self.quarantine_window_s,
+            policy=Policy(self.on_failure),
+        )
 
     @property
     def failed_trial_limit(self) -> int:

@@ -38,8 +38,7 @@ class Outcome:
     ``torch.OutOfMemoryError``), ``message`` and ``traceback`` (the tail, chained causes included)
     for FAILED (and PRUNED, when the objective gave a reason). ``peak_gpu_mem_mb`` is the trial's
     measured peak where a GPU (real or simulated) was used. ``extra`` carries optional notes:
-    ``log_error`` (the trial log could not be written) and ``recycle`` (the worker cannot run
-    another trial and exits with ``WorkerExit.RECYCLE`` right after this record).
+    ``log_error`` (the trial log could not be written).
     """
 
     trial_number: int

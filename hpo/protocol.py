@@ -7,7 +7,9 @@ Supervisor to worker: ``RUN`` (a :class:`TrialSpec`), ``REPLY`` (``(ok, value)``
 ``STOP`` (exit after the current trial). Worker to supervisor: ``READY`` (``{"pid", "boot_s"}``),
 ``BOOT_ERROR`` (``(type, message, traceback)``: the objective cannot be imported), ``CALL``
 (``(name, args, kwargs)``: a trial method, answered with ``REPLY``), ``DONE`` (an
-:class:`~hpo.outcome.Outcome` as a dict).
+:class:`~hpo.outcome.Outcome` as a dict), ``RETIRE`` (a reason: the worker cannot run another
+trial, e.g. a sticky CUDA error surfaced while it cleaned up; it starts no trial sent after
+its DONE and exits with ``WorkerExit.RECYCLE`` at ``STOP``).
 
 :data:`TRIAL_CALLS` is the one allow-list of trial methods a worker may use: the worker's proxy
 trial is generated from it and the supervisor serves nothing else.
@@ -35,6 +37,7 @@ class Msg(str, enum.Enum):
     BOOT_ERROR = "boot_error"
     CALL = "call"
     DONE = "done"
+    RETIRE = "retire"
 
 
 class WorkerExit(enum.IntEnum):

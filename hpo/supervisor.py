@@ -34,11 +34,9 @@ from hpo.devices import QuarantineEvent, check_gpu_requirement, open_planner
 from hpo.errors import ExitCode, HpoError, StopRun, StorageError
 from hpo.events import EventLog, close_log, log_to_file
 from hpo.failures import (
-    Context,
     Decision,
     FailureClass,
     Imposed,
-    Policy,
     TrialResult,
     build_result,
     decide,
@@ -76,23 +74,11 @@ class Supervisor:
         self.run_dir = self.paths.root
         self.echo = echo or (lambda s: None)
         self.progress = progress
-        self.ctx = Context(  # limits and the breaker's state; _finish adds the trial's situation
-            max_retries=cfg.max_retries,
-            max_infra_retries=cfg.max_infra_retries,
-            max_consecutive_failures=cfg.max_consecutive_failures,
-            max_failed_trials=cfg.failed_trial_limit,
-            breaker_window=cfg.breaker.window,
-            breaker_share=cfg.breaker.share,
-            quarantine_after=cfg.quarantine_after,
-            quarantine_window_s=cfg.quarantine_window_s,
-            policy=Policy(cfg.on_failure),
-        )
+        self.ctx = cfg.policy_context()  # limits and the breaker's state (see _finish)
         self.rng = random.Random(cfg.chaos_seed)
         self.clock = clock
         self._mechanism = mechanism
         self.n_objectives = len(cfg.study_directions)
-        self.store: StudyStore
-        self.events: EventLog
         self.pool: WorkerPool
         self.planner: Any = None
         self.pending: Asked | None = None  # asked, waiting for a slot (GPU packing)
@@ -227,7 +213,7 @@ class Supervisor:
 
     def _ask(self) -> Asked:
         try:
-            asked = self.store.ask(self.planner.ask_distributions(self.store.search_space()))
+            asked = self.store.ask(self.planner.ask_distributions(self.store.search_space))
         except StorageError as exc:
             raise StopRun(ExitCode.STORAGE, str(exc)) from None
         if self.planner.on_gpu:  # the trial may wait for GPU memory: own it now
@@ -245,7 +231,7 @@ class Supervisor:
         timeout, mem = chaos.limits(
             fault[0], self.cfg.timeout_per_trial, self.cfg.max_host_mem_mb, w.tree_rss_mb
         )
-        self.pool.assign(slot, spec, asked.attempt, timeout, mem)
+        self.pool.assign(slot, spec, asked.attempt, timeout, mem, origin=asked)
         alone = bool(asked.user_attrs.get(attrs.RUN_ALONE))
         self.planner.started(n, slot.device, spec.params, alone)
         self.stats.trial_started(n, slot, w.pid, asked.attempt, fault[0])
@@ -275,6 +261,20 @@ class Supervisor:
         if not type_name.endswith("ObjectiveLoadError"):
             message = f"objective {self.cfg.objective} failed at import: {type_name}: {message}"
         raise StopRun(ExitCode.CONFIG, message)
+
+    def _on_retire(self, slot: Slot, reason: str) -> None:
+        """The worker cannot go on; a trial handed to it after its DONE is placed again."""
+        run = self.pool.release(slot) if slot.running is not None else None
+        self._retire(slot, reason)
+        if run is not None:
+            self.planner.finished(run.number, None, oom=False)
+            if self.pending is None and isinstance(run.origin, Asked):
+                self.pending = run.origin
+            else:
+                note = Imposed(FC.INTERRUPTED, "its worker retired before starting it")
+                self._finish(
+                    build_result(run.number, imposed=note), run.spec.user_attrs, None, None
+                )
 
     def _on_call(self, slot: Slot, payload: tuple[str, Any, Any]) -> None:
         if slot.running is not None and slot.worker is not None:
@@ -397,8 +397,8 @@ class Supervisor:
             if ev is not None:
                 self._quarantined(ev)
         if slot is not None and slot.worker is not None:
-            if decision.recycle or result.recycle:
-                self._retire(slot, str(decision.recycle or result.recycle))
+            if decision.recycle:
+                self._retire(slot, decision.recycle)
             elif self.pool.due_for_recycle(slot):
                 self._retire(slot, f"recycle_every={self.cfg.recycle_every}")
         if decision.stop:

@@ -65,6 +65,7 @@ class Running:
     deadline: float | None = None
     mem_limit_mb: float | None = None
     imposed: Imposed | None = None  # set when the pool (or a stop) killed the trial
+    origin: Any = None  # what the trial was started from (the supervisor's record of it)
 
     @property
     def number(self) -> int:
@@ -226,13 +227,14 @@ class WorkerPool:
         attempt: int,
         timeout_s: float | None,
         mem_limit_mb: float | None,
+        origin: Any = None,
     ) -> Running:
         """Send ``spec`` to the slot's ready worker with its limits (a dead worker's sentinel
         reports the loss); the pool kills the trial past ``timeout_s`` or ``mem_limit_mb``."""
         assert slot.worker is not None and slot.state is SlotState.IDLE
         now = self._clock()
         deadline = now + timeout_s if timeout_s else None
-        run = Running(spec, attempt, now, slot.device, deadline, mem_limit_mb)
+        run = Running(spec, attempt, now, slot.device, deadline, mem_limit_mb, origin=origin)
         slot.worker.send((Msg.RUN, spec))
         slot.running = run
         slot.state = SlotState.RUNNING

@@ -137,6 +137,22 @@ def assert_no_run_processes(run_dir: Path, within_s: float = 10.0) -> None:
     assert not left, f"processes of the run still alive: {[(p.pid, p.cmdline()) for p in left]}"
 
 
+def wait_for_events(run_dir: Path, what: str, at_least: int, timeout: float = 60) -> None:
+    """Wait until the run's event log holds ``at_least`` events of kind ``what``."""
+    events = Path(run_dir) / "events.jsonl"
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if events.exists() and events.read_text().count(f'"{what}"') >= at_least:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {at_least} {what} events in {events} after {timeout}s")
+
+
+def count_events(run_dir: Path, what: str) -> int:
+    events = Path(run_dir) / "events.jsonl"
+    return events.read_text().count(f'"{what}"') if events.exists() else 0
+
+
 def load_study(run_dir: Path, name: str) -> optuna.Study:
     return optuna.load_study(study_name=name, storage=f"sqlite:///{run_dir / 'study.db'}")
 

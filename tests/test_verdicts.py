@@ -20,7 +20,15 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
-from tests.conftest import assert_no_run_processes, load_study, run_hpo, start_hpo, write_config
+from tests.conftest import (
+    assert_no_run_processes,
+    count_events,
+    load_study,
+    run_hpo,
+    start_hpo,
+    wait_for_events,
+    write_config,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -88,12 +96,7 @@ def test_a_one_trial_study_killed_once_then_rerun_exits_0(tmp_path: Path, run_di
         pruner={"name": "nop"},
     )
     proc = start_hpo("run", str(cfg), "--quiet")
-    events = run_dir / "events.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and "trial_started" not in (
-        events.read_text() if events.exists() else ""
-    ):
-        time.sleep(0.05)
+    wait_for_events(run_dir, "trial_started", 1)
     time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait(10)
@@ -123,15 +126,9 @@ def test_eight_supervisor_kills_in_a_forty_trial_study(tmp_path: Path, run_dir: 
         max_infra_retries=20,
     )
     kills = 0
-    events = run_dir / "events.jsonl"
     for k in range(8):
         proc = start_hpo("run", str(cfg), "--quiet")
-        seen = events.read_text().count("trial_started") if events.exists() else 0
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (
-            not events.exists() or events.read_text().count("trial_started") <= seen
-        ):
-            time.sleep(0.05)
+        wait_for_events(run_dir, "trial_started", count_events(run_dir, "trial_started") + 1)
         time.sleep(0.2 + 0.15 * k)
         if proc.poll() is not None:
             break
@@ -235,15 +232,9 @@ def test_supervisor_killed_inside_suggest_calls_is_never_the_users_error(
         heartbeat_grace=3,
         max_infra_retries=10,
     )
-    events = run_dir / "events.jsonl"
     for k in range(5):
         proc = start_hpo("run", str(cfg), "--quiet")
-        seen = events.read_text().count("trial_started") if events.exists() else 0
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (
-            not events.exists() or events.read_text().count("trial_started") <= seen
-        ):
-            time.sleep(0.05)
+        wait_for_events(run_dir, "trial_started", count_events(run_dir, "trial_started") + 1)
         time.sleep(0.4 + 0.2 * k)  # the trials are inside suggest_float round trips
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -281,12 +272,7 @@ def test_a_second_host_takes_over_a_dead_hosts_trials(tmp_path: Path) -> None:
         tmp_path / "host-b.yaml", **{**_yaml(cfg_a), "run_dir": str(tmp_path / "b")}
     )
     a = start_hpo("run", str(cfg_a), "--quiet")
-    events_a = tmp_path / "a" / "events.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (
-        not events_a.exists() or events_a.read_text().count("trial_started") < 2
-    ):
-        time.sleep(0.05)
+    wait_for_events(tmp_path / "a", "trial_started", 2)
     # Host B: its own UTS namespace, so host A's owner pids mean nothing there.
     b = start_hpo(
         "run",
@@ -354,15 +340,6 @@ def small_disk(tmp_path: Path) -> Any:
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
-def _wait_events(events: Path, what: str, n: int, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if events.exists() and events.read_text().count(what) >= n:
-            return
-        time.sleep(0.05)
-    raise AssertionError(f"fewer than {n} {what} events")
-
-
 def test_a_full_disk_under_the_sqlite_storage_stops_plainly_and_the_rerun_finishes(
     tmp_path: Path, run_dir: Path, small_disk: Any
 ) -> None:
@@ -379,7 +356,7 @@ def test_a_full_disk_under_the_sqlite_storage_stops_plainly_and_the_rerun_finish
         pruner={"name": "nop"},
     )
     proc = start_hpo("run", str(cfg), "--quiet")
-    _wait_events(run_dir / "events.jsonl", '"trial_finished"', 3)
+    wait_for_events(run_dir, "trial_finished", 3)
     filler = fill()
     out, err = proc.communicate(timeout=120)
     assert proc.returncode == 3, out + err
@@ -412,7 +389,7 @@ def test_a_full_run_folder_is_one_warning_and_the_run_keeps_its_exit_code(
         pruner={"name": "nop"},
     )
     proc = start_hpo("run", str(cfg), "--quiet")
-    _wait_events(run_dir / "events.jsonl", '"trial_finished"', 2)
+    wait_for_events(run_dir, "trial_finished", 2)
     fill()
     out, err = proc.communicate(timeout=180)
     assert proc.returncode == 0, out + err

@@ -55,8 +55,11 @@ class Planner(Protocol):
     def env(self, device: int | None) -> dict[str, str]: ...
     def usable(self, device: int | None) -> bool: ...
     def ask_distributions(
-        self, space: Mapping[str, BaseDistribution]
-    ) -> dict[str, BaseDistribution] | None: ...
+        self, space: Callable[[], Mapping[str, BaseDistribution]]
+    ) -> dict[str, BaseDistribution] | None:
+        """Distributions to ask with (``space()`` reads the study's: called only if needed)."""
+        ...
+
     def place(
         self, params: Mapping[str, Any] | None, idle: Sequence[int | None], alone: bool = False
     ) -> int | None:
@@ -105,7 +108,7 @@ class NullPlanner:
         return True
 
     def ask_distributions(
-        self, space: Mapping[str, BaseDistribution]
+        self, space: Callable[[], Mapping[str, BaseDistribution]]
     ) -> dict[str, BaseDistribution] | None:
         return None
 
@@ -186,7 +189,7 @@ class DevicePlanner:
         return device is None or device in self.packer.active_devices()
 
     def ask_distributions(
-        self, space: Mapping[str, BaseDistribution]
+        self, space: Callable[[], Mapping[str, BaseDistribution]]
     ) -> dict[str, BaseDistribution] | None:
         """In ``auto`` packing, ask with the discrete parameters known from finished trials, so
         that they are sampled before the trial is placed (``suggest_*`` then returns them)."""
@@ -195,7 +198,7 @@ class DevicePlanner:
         keys = self._keys
         return {
             k: v
-            for k, v in space.items()
+            for k, v in space().items()
             if (k in keys if keys else not isinstance(v, FloatDistribution))
         } or None
 

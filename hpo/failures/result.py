@@ -66,7 +66,6 @@ class TrialResult:
     fault: str | None = None
     log_path: str = ""
     log_error: str | None = None
-    recycle: str | None = None  # the worker reported it cannot run another trial
 
     @property
     def failure_class(self) -> FailureClass | None:
@@ -145,7 +144,6 @@ def build(
             fault=outcome.fault or fault,
             log_path=log_path,
             log_error=outcome.extra.get("log_error"),
-            recycle=outcome.extra.get("recycle"),
         )
     if imposed is not None:
         diag = diagnosis_for(imposed.failure_class, summary=imposed.note)

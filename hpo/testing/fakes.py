@@ -41,7 +41,7 @@ class Done:
     exception_type: str | None = None
     message: str = ""
     after_s: float = 0.1
-    recycle: str | None = None  # the worker reports it cannot go on, then exits (EX_RECYCLE)
+    recycle: str | None = None  # after its DONE the worker says RETIRE and starts no more trials
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,7 @@ class FakeWorker:
     killed: list[int] = field(default_factory=list)
     exit: tuple[int | None, int | None] | None = None
     rss_mb: float = 100.0
+    retiring: bool = False  # said RETIRE: starts no trial, exits RECYCLE at STOP
 
     def __post_init__(self) -> None:
         self.proc = _Proc(f"hpo-worker-{self.boot.slot}")
@@ -105,8 +106,9 @@ class FakeWorker:
         self.sent.append(message)
         kind, payload = message
         if kind == Msg.STOP:
-            self.mech.at(0.0, self, lambda: self._exit(WorkerExit.OK, None))
-        elif kind == Msg.RUN:
+            code = WorkerExit.RECYCLE if self.retiring else WorkerExit.OK
+            self.mech.at(0.0, self, lambda: self._exit(code, None))
+        elif kind == Msg.RUN and not self.retiring:
             self.mech.run(self, payload)
         return True
 
@@ -231,13 +233,14 @@ class FakeMechanism:
             duration_s=reaction.after_s,
             worker_pid=worker.pid,
         )
-        if reaction.recycle:
-            outcome.extra["recycle"] = reaction.recycle
 
         def report() -> None:
             worker.chan.inbox.append((Msg.DONE, outcome.to_dict()))
-            if reaction.recycle:
-                worker._exit(WorkerExit.RECYCLE, None)
+            if reaction.recycle:  # cleanup failed: RETIRE a moment later, after a RUN may come
+                worker.retiring = True
+                self.at(
+                    0.05, worker, lambda: worker.chan.inbox.append((Msg.RETIRE, reaction.recycle))
+                )
 
         self.at(reaction.after_s, worker, report)
 
