@@ -118,8 +118,9 @@ def replay(
 
 
 def dashboard(storage_url: str, host: str, port: int) -> int:
+    """Become optuna-dashboard on the storage: ``exec``, so that a SIGTERM or Ctrl-C sent to
+    ``hpo dashboard`` reaches the server itself and no server outlives the command."""
     import shutil
-    import subprocess
 
     exe = shutil.which("optuna-dashboard") or os.path.join(
         os.path.dirname(sys.executable), "optuna-dashboard"
@@ -130,4 +131,6 @@ def dashboard(storage_url: str, host: str, port: int) -> int:
         f"hpo dashboard: http://{host}:{port}/ on {st.redact(storage_url)} (Ctrl-C to stop)",
         err=True,
     )
-    return subprocess.call([exe, storage_url, "--host", host, "--port", str(port)])
+    sys.stderr.flush()
+    os.execv(exe, [exe, storage_url, "--host", host, "--port", str(port)])
+    return 1  # not reached

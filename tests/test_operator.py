@@ -236,3 +236,19 @@ def test_dashboard_serves_the_study_with_hpo_tags(chaos_study: tuple[Path, str])
     finally:
         proc.terminate()
         proc.wait(10)
+    # hpo dashboard became the server (exec): after its SIGTERM no server is left behind.
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _dashboards(url):
+        time.sleep(0.2)
+    assert not _dashboards(url), "optuna-dashboard outlived `hpo dashboard`"
+
+
+def _dashboards(url: str) -> list[int]:
+    import psutil
+
+    found = []
+    for p in psutil.process_iter(["pid", "cmdline"]):
+        cmd = " ".join(p.info.get("cmdline") or [])
+        if "optuna-dashboard" in cmd and url in cmd:
+            found.append(p.pid)
+    return found
