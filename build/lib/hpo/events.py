@@ -1,0 +1,101 @@
+"""The run's event log: one JSON object per line in ``<run_dir>/events.jsonl``, for machines.
+
+Events: supervisor_started/stopped, worker_started/recycled/lost, trial_started/finished/failed/
+retried/recovered, device_quarantined, gpu_reset. Every event has ``ts`` (UNIX time), ``event``,
+``host`` and ``supervisor_pid``; other keys depend on the event (see docs/cli.md).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+
+class EventLog:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._fh = open(path, "a", encoding="utf-8", buffering=1)  # noqa: SIM115 - lives as long as the run
+        self._base = {"host": socket.gethostname(), "supervisor_pid": os.getpid()}
+        self.listeners: list[Callable[[dict[str, Any]], None]] = []
+
+    def emit(self, event: str, **fields: Any) -> None:
+        rec = {"ts": round(time.time(), 3), "event": event, **self._base, **fields}
+        try:
+            self._fh.write(json.dumps(rec, default=str) + "\n")
+        except (OSError, ValueError):
+            pass
+        for listener in self.listeners:
+            listener(rec)
+
+    def close(self) -> None:
+        try:
+            self._fh.close()
+        except (OSError, ValueError):
+            pass
+
+
+def read_events(path: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    try:
+        with open(path, encoding="utf-8") as fh:
+            for line in fh:
+                try:
+                    out.append(json.loads(line))
+                except ValueError:
+                    continue  # a line cut by a crash
+    except OSError:
+        pass
+    return out
+
+
+class QuietFileHandler(logging.FileHandler):
+    """A log file that degrades quietly: when its disk is full or it cannot be written, it says
+    so once (one line on stderr) and stops, instead of a traceback per record."""
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        if not getattr(self, "broken", False):
+            self.broken = True
+            import sys
+
+            print(
+                f"hpo: warning: cannot write {self.baseFilename} (disk full or unwritable): "
+                "the run goes on without its log file",
+                file=sys.stderr,
+            )
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not getattr(self, "broken", False):
+            super().emit(record)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError:
+            self.broken = True
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError:
+            pass
+
+
+def log_to_file(path: Path) -> logging.Handler:
+    """Send the ``hpo`` loggers to ``path`` (INFO and up); remove the handler when done."""
+    handler = QuietFileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger("hpo").addHandler(handler)
+    logging.getLogger("hpo").setLevel(logging.INFO)
+    return handler
+
+
+def close_log(handler: logging.Handler) -> None:
+    logging.getLogger("hpo").removeHandler(handler)
+    handler.close()

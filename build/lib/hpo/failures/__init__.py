@@ -1,0 +1,35 @@
+"""Failure handling for `hpo`: classes, the rules table, the classifier, the result record and
+the policy.
+
+The supervisor builds one :class:`TrialResult` per finished trial (:func:`build_result`, which
+classifies a failure once with :func:`classify`), then asks :func:`decide` for a
+:class:`Decision` in a :class:`Context`. A :class:`Policy` built from the study YAML's
+``on_failure`` mapping says which :class:`Action` each :class:`FailureClass` gets;
+:data:`DEFAULT_POLICY` is the default. See docs/failures.md.
+"""
+
+from hpo.failures.classes import DEFAULT_POLICY, Action, Diagnosis, FailureClass
+from hpo.failures.classify import classify, diagnosis_for
+from hpo.failures.policy import Context, Decision, Policy, decide, stop_message
+from hpo.failures.result import Imposed, Source, TrialResult, recover, signal_name
+from hpo.failures.result import build as build_result
+
+__all__ = [
+    "DEFAULT_POLICY",
+    "Action",
+    "Context",
+    "Decision",
+    "Diagnosis",
+    "FailureClass",
+    "Imposed",
+    "Policy",
+    "Source",
+    "TrialResult",
+    "build_result",
+    "classify",
+    "decide",
+    "diagnosis_for",
+    "recover",
+    "signal_name",
+    "stop_message",
+]

@@ -1,0 +1,811 @@
+"""Turn what a failed worker left behind into a :class:`~hpo.failures.classes.Diagnosis`.
+
+:func:`classify` reads the exception type, message and traceback (or only a log tail), the
+chain of causes, the CUDA error code, the exit status and the signal. CUDA and NCCL error
+codes come first: a code (``error_code``, a ``cudaErrorX``/``CUDA_ERROR_X``/``ncclX`` name,
+a number in a CUDA error line, or a ``cudaGetErrorString`` text) is looked up in
+:mod:`hpo.failures.codes`; then the rules table (:mod:`hpo.failures.rules`) is asked, and the
+stronger evidence wins (a code wins ties with the rules of its class). It never raises:
+whatever it is given, it returns a diagnosis.
+
+Wrapped errors: the chain of ``__cause__``/``__context__`` (from :func:`exception_chain` in
+the worker) and the exception names inside wrappers (``RayTaskError(OutOfMemoryError)``,
+``ProcessRaisedException``, a ``_RemoteTraceback``) are evidence like the outer exception, so
+what a wrapper wraps is classified, not the wrapper.
+
+How signals and exit codes are read (see also docs/failures.md):
+
+- ``signal`` may be an int (``11``, also negative or a ``signal.Signals``) or a name
+  (``"SIGSEGV"``, ``"SEGV"``, ``"Signals.SIGSEGV"``, ``"SIGIOT"`` = ``SIGABRT``); numbers use
+  the Linux numbering.
+- Without a signal, a negative ``exit_code`` ``-N`` means "killed by signal N" (the
+  :mod:`subprocess` convention) and ``128 + N`` (N <= 64) the shell's convention.
+- Text evidence beats the bare signal: a SIGABRT whose log says ``NCCL error`` is an NCCL
+  failure; a SIGKILL with nothing else is most likely the kernel OOM killer (``host_oom``).
+- With no rule matching: an exception type means ``user_error``; an exit without a result
+  (``exit_code`` given, or nothing at all) means ``worker_lost``. Unless the exception is a
+  plain Python error (``KeyError``, ``TypeError``...), such a diagnosis has
+  ``recognised=False`` and its summary starts with ``not recognised:``; so has a diagnosis
+  from a catch-all rule (a CUDA error whose code is unknown).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+from hpo.failures.classes import (
+    CLASS_INFO,
+    DEFAULT_POLICY,
+    Diagnosis,
+    FailureClass,
+)
+from hpo.failures.codes import (
+    CUDA_RUNTIME_ERRORS,
+    GENERIC_MESSAGES,
+    SPECIFIC_MESSAGES,
+    CodeInfo,
+    code_by_message,
+    code_by_name,
+)
+from hpo.failures.rules import (
+    CODE_PRIORITY,
+    P_CODE_HARDWARE,
+    P_CODE_NCCL_STICKY,
+    P_CODE_NCCL_TIMEOUT,
+    P_CODE_UNCERTAIN,
+    UNCERTAIN_TOKENS,
+    Evidence,
+    Match,
+    code_hint,
+    match_rules,
+)
+
+__all__ = [
+    "NOT_RECOGNISED",
+    "classify",
+    "diagnosis_for",
+    "exception_chain",
+    "exception_error_code",
+]
+
+NOT_RECOGNISED = "not recognised"
+"""How a summary starts when the evidence was not recognised (``Diagnosis.recognised``)."""
+
+# Only the head and the tail of a huge log are scanned, so classify stays fast on a 10 MB
+# tail: the exception message is at the head of what the worker reports, the final error at
+# the end of a log.
+HEAD_CHARS = 16 * 1024
+TAIL_CHARS = 64 * 1024
+MAX_SUMMARY = 200
+
+# Linux signal numbers (signal.Signals differs on other platforms; workers run on Linux).
+_SIGNAL_NAMES = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    5: "SIGTRAP",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    10: "SIGUSR1",
+    11: "SIGSEGV",
+    12: "SIGUSR2",
+    13: "SIGPIPE",
+    14: "SIGALRM",
+    15: "SIGTERM",
+    16: "SIGSTKFLT",
+    17: "SIGCHLD",
+    18: "SIGCONT",
+    19: "SIGSTOP",
+    20: "SIGTSTP",
+    21: "SIGTTIN",
+    22: "SIGTTOU",
+    23: "SIGURG",
+    24: "SIGXCPU",
+    25: "SIGXFSZ",
+    26: "SIGVTALRM",
+    27: "SIGPROF",
+    28: "SIGWINCH",
+    29: "SIGIO",
+    30: "SIGPWR",
+    31: "SIGSYS",
+}
+_SIGNAL_NUMBERS = {name: number for number, name in _SIGNAL_NAMES.items()}
+_SIGNAL_ALIASES = {"SIGIOT": "SIGABRT", "SIGPOLL": "SIGIO", "SIGCLD": "SIGCHLD"}
+
+# Exception names in a log: find the suffix (a fast literal search), then walk back over the
+# dotted name. ``Name:``, ``Name(`` and a bare ``Name`` at the end of a line count.
+_TYPE_SUFFIX = re.compile(r"(?:Error|Exception|Interrupt|Exit|Failure)(?=:|\(|[ \t]*$)", re.M)
+_TYPE_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+_QUALIFIED_NAME = re.compile(r"[A-Za-z_][\w.]*")
+# ``RayTaskError(OutOfMemoryError)``, ``TrialError(ValueError)``: the wrapped type counts too.
+_WRAPPED_TYPE = re.compile(
+    r"(?:Error|Exception)\((?P<inner>(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*"
+    r"(?:Error|Exception|Interrupt|Exit|Failure))\)"
+)
+_MAX_TYPES = 32
+_MAX_NAME = 200
+_MAX_CHAIN = 16
+_MAX_CHAIN_MESSAGE = 8 * 1024
+
+# Wrappers that only say something else failed: the fallback summary names what they wrap.
+_WRAPPER_TYPE = re.compile(
+    r"(?:[\w.]*\.)?(?:ProcessRaisedException|RayTaskError|ChildFailedError|_?RemoteTraceback"
+    r"|ExceptionWrapper|CalledProcessError|TrialError)"
+)
+# Plain Python errors are recognised as bugs in the objective even when no rule names them.
+_PLAIN_PYTHON_ERRORS = frozenset(
+    {
+        "ArithmeticError",
+        "AssertionError",
+        "AttributeError",
+        "EOFError",
+        "FileExistsError",
+        "FileNotFoundError",
+        "FloatingPointError",
+        "ImportError",
+        "IndexError",
+        "IsADirectoryError",
+        "KeyError",
+        "LookupError",
+        "ModuleNotFoundError",
+        "NameError",
+        "NotADirectoryError",
+        "NotImplementedError",
+        "OverflowError",
+        "PermissionError",
+        "RecursionError",
+        "StopIteration",
+        "SyntaxError",
+        "TypeError",
+        "UnboundLocalError",
+        "UnicodeDecodeError",
+        "UnicodeEncodeError",
+        "UnicodeError",
+        "ValueError",
+        "ZeroDivisionError",
+    }
+)
+
+
+def _as_text(value: object, head: int = HEAD_CHARS, tail: int = TAIL_CHARS) -> str:
+    """Any value as text, capped to its first ``head`` and last ``tail`` characters.
+
+    Never raises. Bytes are decoded leniently after slicing, so a 10 MB log is never
+    decoded whole; ``None`` is empty; other objects use ``str()``.
+    """
+    try:
+        if value is None:
+            return ""
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            raw = bytes(value)
+            if len(raw) > head + tail:
+                raw = raw[:head] + b"\n...\n" + (raw[-tail:] if tail else b"")
+            return raw.decode("utf-8", errors="replace")
+        text = value if isinstance(value, str) else str(value)
+    except Exception:
+        return ""
+    if len(text) <= head + tail:
+        return text
+    return text[:head] + "\n...\n" + (text[-tail:] if tail else "")
+
+
+def _type_name(value: object) -> str | None:
+    """A qualified exception type name from a string, a class or an exception instance."""
+    if value is None:
+        return None
+    if isinstance(value, BaseException):
+        value = type(value)
+    if isinstance(value, type):
+        module = getattr(value, "__module__", "") or ""
+        qualname = getattr(value, "__qualname__", "") or getattr(value, "__name__", "")
+        return f"{module}.{qualname}" if module and module != "builtins" else str(qualname)
+    text = _as_text(value, 1000, 0).strip()
+    if text.startswith("<class '") and text.endswith("'>"):
+        text = text[8:-2]
+    found = _QUALIFIED_NAME.search(text)
+    if found is None:
+        return None
+    return found.group(0).strip(".") or None
+
+
+def _types_in_text(text: str) -> list[str]:
+    """Exception type names that appear as ``Name: message`` (or similar) in a log."""
+    names: list[str] = []
+    for found in _TYPE_SUFFIX.finditer(text):
+        start = found.start()
+        limit = max(0, start - _MAX_NAME)
+        while start > limit and text[start - 1] in _NAME_CHARS:
+            start -= 1
+        name = text[start : found.end()].lstrip(".")
+        if _TYPE_NAME.fullmatch(name) and name not in names:
+            names.append(name)
+            if len(names) >= _MAX_TYPES:
+                return names
+    if "(" in text:
+        for found in _WRAPPED_TYPE.finditer(text):
+            name = found.group("inner")
+            if name not in names:
+                names.append(name)
+                if len(names) >= _MAX_TYPES:
+                    break
+    return names
+
+
+def _signal_from_number(number: int) -> str | None:
+    number = abs(number)
+    if number == 0:
+        return None
+    return _SIGNAL_NAMES.get(number, f"SIG{number}")
+
+
+def _signal_name(value: object) -> str | None:
+    """Canonical signal name (``SIGSEGV``) from an int, a name or junk (then ``None``)."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return _signal_from_number(int(value))
+    if isinstance(value, float):
+        return _signal_from_number(int(value)) if value.is_integer() else None
+    text = _as_text(value, 100, 0).strip().upper()
+    if not text:
+        return None
+    number = re.fullmatch(r"[+-]?\d{1,4}", text)
+    if number:
+        return _signal_from_number(int(text))
+    found = re.search(r"\b(?:SIG)?([A-Z]{2,10})\b", text.rsplit(".", 1)[-1])
+    if not found:
+        return None
+    name = "SIG" + found.group(1) if not found.group(1).startswith("SIG") else found.group(1)
+    name = _SIGNAL_ALIASES.get(name, name)
+    return name if name in _SIGNAL_NUMBERS else None
+
+
+def _signal_from_exit_code(exit_code: object) -> str | None:
+    if exit_code is None or isinstance(exit_code, bool):
+        return None
+    try:
+        code = exit_code if isinstance(exit_code, int) else int(_as_text(exit_code, 100, 0))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if code < 0:
+        return _signal_from_number(code)
+    if 128 < code <= 128 + 64:
+        return _signal_from_number(code - 128)
+    return None
+
+
+def _fill(template: str, code: str | None) -> str:
+    if "{code}" not in template:
+        return template
+    if code:
+        return template.replace("{code}", " ".join(code.split())[:80])
+    return re.sub(r"\s*\(\{code\}\)|:?\s*\{code\}", "", template)
+
+
+def _slug(code: str) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "_", code.lower()).strip("_")
+    return slug.replace("_status_", "_")[:48] or "error"
+
+
+def _diagnosis_from_match(match: Match, error_code: int | None) -> Diagnosis:
+    rule = match.rule
+    info = CLASS_INFO[rule.failure_class]
+    cuda_error_type = rule.cuda_error_type
+    if rule.code_type and match.code:
+        cuda_error_type = _slug(match.code)
+    summary = _fill(rule.summary, match.code)
+    if not rule.confident:
+        summary = _shorten(f"{NOT_RECOGNISED}: {summary}")
+    return Diagnosis(
+        failure_class=rule.failure_class,
+        action=DEFAULT_POLICY[rule.failure_class],
+        sticky=rule.sticky,
+        cuda=rule.cuda,
+        summary=summary,
+        hint=rule.hint or info.hint,
+        cuda_error_type=cuda_error_type,
+        rule=rule.id,
+        error_code=error_code,
+        recognised=rule.confident,
+    )
+
+
+# --- error codes ----------------------------------------------------------------------------
+
+# ``cudaErrorIllegalAddress``, ``CUDA_ERROR_LAUNCH_FAILED``, ``hipErrorNoBinaryForGpu``,
+# ``ncclRemoteError``: names are exact evidence wherever they appear.
+_CODE_NAME = re.compile(
+    r"\b(?:cudaError[A-Z][A-Za-z]*|CUDA_ERROR_[A-Z_]+|hipError[A-Z][A-Za-z]*"
+    r"|nccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage"
+    r"|RemoteError|InProgress|Timeout))\b"
+)
+# A CUDA error line that may carry a number: "CUDA error: ", "CUDA driver error: ",
+# "cuda runtime error (801) : ", "Cuda failure 710 '", "CUDA error (3): ", "error=74 : ".
+# Searched only in the few characters before a known message (see _code_hits).
+_CODE_PREFIX_BEFORE = re.compile(
+    r"(?:\b(?:CUDA|HIP|Cuda|cuda)(?: (?:driver|runtime|Runtime))? (?:error|failure|Error)"
+    r"(?: ?\(?\d{1,5}\)?)?\s*:?\s*'?|\berror=\d{1,5} : |\bfailed with error )\Z"
+)
+_CODE_NUMBER = re.compile(
+    r"\b(?:CUDA|HIP|Cuda|cuda)(?: (?:driver|runtime|Runtime))? (?:error|failure|Error) ?\(?"
+    r"(?P<num>\d{3,5})\b|\berror=(?P<num2>\d{3,5})\b"
+)
+_CODE_NAME_ANCHORS = (
+    "cudaerror",
+    "cuda_error_",
+    "hiperror",
+    "ncclunhandledcudaerror",
+    "ncclsystemerror",
+    "ncclinternalerror",
+    "ncclinvalid",
+    "ncclremoteerror",
+    "ncclinprogress",
+    "nccltimeout",
+)
+_CODE_NUMBER_ANCHORS = (
+    "cuda error",
+    "cuda failure",
+    "cuda runtime error",
+    "cuda driver error",
+    "hip error",
+    "error=",
+)
+_PREFIX_WINDOW = 48
+_MAX_CODES = 32
+_MAX_OCCURRENCES = 16
+# Short messages that begin longer ones: the longer one is the code when it is there.
+_LONGER_MESSAGES = {
+    short: tuple(
+        m for m in SPECIFIC_MESSAGES + GENERIC_MESSAGES if m != short and m.startswith(short)
+    )
+    for short in GENERIC_MESSAGES
+}
+
+
+@dataclass(frozen=True)
+class _CodeHit:
+    info: CodeInfo
+    nccl: bool  # NCCL's own report of a CUDA call it made ("NCCL WARN Cuda failure ...")
+    nccl_result: bool = False  # an ncclResult_t, not a CUDA code
+
+
+def _matches_near(
+    anchors: tuple[str, ...], pattern: re.Pattern[str], text: str, folded: str
+) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches on the lines where one of ``anchors`` occurs (case-folded)."""
+    if len(folded) != len(text):  # case folding changed the length: no index arithmetic
+        if any(anchor in folded for anchor in anchors):
+            yield from pattern.finditer(text)
+        return
+    done: set[int] = set()
+    for anchor in anchors:
+        index = folded.find(anchor)
+        count = 0
+        while index >= 0 and count < _MAX_OCCURRENCES:
+            count += 1
+            low = text.rfind("\n", 0, index) + 1
+            high = text.find("\n", index)
+            high = len(text) if high < 0 else high
+            if low not in done:
+                done.add(low)
+                yield from pattern.finditer(text, low, high)
+            index = folded.find(anchor, high)
+
+
+def _line_at(text: str, index: int) -> str:
+    start = text.rfind("\n", 0, index) + 1
+    end = text.find("\n", index)
+    return text[start : end if end >= 0 else len(text)]
+
+
+def _nccl_context(text: str, index: int) -> bool:
+    line = _line_at(text, index)
+    return "Cuda failure" in line or "NCCL WARN" in line or "NCCL INFO" in line
+
+
+def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]:
+    """Every CUDA/NCCL error code the evidence names, most direct evidence first."""
+    hits: list[_CodeHit] = []
+    if error_code is not None and error_code in CUDA_RUNTIME_ERRORS:
+        hits.append(_CodeHit(CUDA_RUNTIME_ERRORS[error_code], nccl=False))
+    if not text:
+        return hits
+    for found in _matches_near(_CODE_NAME_ANCHORS, _CODE_NAME, text, folded):
+        info = code_by_name(found.group(0))
+        if info is not None:
+            is_nccl = found.group(0).startswith("nccl")
+            hits.append(
+                _CodeHit(
+                    info,
+                    nccl=not is_nccl and _nccl_context(text, found.start()),
+                    nccl_result=is_nccl,
+                )
+            )
+        if len(hits) >= _MAX_CODES:
+            return hits
+    for message in SPECIFIC_MESSAGES:
+        index = folded.find(message)
+        if index >= 0:
+            info = code_by_message(message)
+            if info is not None:
+                hits.append(_CodeHit(info, nccl=_nccl_context(text, index)))
+    for message in GENERIC_MESSAGES:
+        index = folded.find(message)
+        seen = 0
+        while index >= 0 and seen < _MAX_OCCURRENCES:
+            seen += 1
+            end = index + len(message)
+            tail_ok = end >= len(folded) or not (folded[end].isalnum() or folded[end] in "_/")
+            before = text[max(0, index - _PREFIX_WINDOW) : index]
+            longer = _LONGER_MESSAGES.get(message, ())
+            if (
+                tail_ok
+                and _CODE_PREFIX_BEFORE.search(before)
+                and not any(folded.startswith(other, index) for other in longer)
+            ):
+                info = code_by_message(message)
+                if info is not None:
+                    hits.append(_CodeHit(info, nccl=_nccl_context(text, index)))
+                break
+            index = folded.find(message, end)
+        if len(hits) >= _MAX_CODES:
+            return hits
+    for found in _matches_near(_CODE_NUMBER_ANCHORS, _CODE_NUMBER, text, folded):
+        number = int(found.group("num") or found.group("num2"))
+        if number in CUDA_RUNTIME_ERRORS and number >= 100:
+            hits.append(
+                _CodeHit(CUDA_RUNTIME_ERRORS[number], nccl=_nccl_context(text, found.start()))
+            )
+        if len(hits) >= _MAX_CODES:
+            break
+    return hits
+
+
+@dataclass(frozen=True)
+class _CodeVerdict:
+    priority: int
+    diagnosis: Diagnosis
+
+
+def _code_verdict(hit: _CodeHit) -> _CodeVerdict:
+    info = hit.info
+    if hit.nccl_result:
+        failure_class, sticky = info.failure_class, info.sticky
+        priority = (
+            P_CODE_NCCL_TIMEOUT
+            if failure_class is FailureClass.TIMEOUT
+            else CODE_PRIORITY[FailureClass.NCCL]
+        )
+        summary = f"NCCL error: {info.message} ({info.name})"
+        token = info.token
+    elif hit.nccl:
+        # NCCL's own CUDA call failed: an NCCL failure, sticky when the CUDA fault is.
+        failure_class = FailureClass.NCCL
+        sticky = (
+            info.sticky
+            and info.failure_class is FailureClass.CUDA_CONTEXT_CORRUPTED
+            and (info.token not in UNCERTAIN_TOKENS and info.token != "unknown")
+        )
+        priority = P_CODE_NCCL_STICKY if sticky else CODE_PRIORITY[FailureClass.NCCL]
+        what = info.message or info.name
+        summary = f"NCCL error: CUDA failure {info.number} '{what}' ({info.name})"
+        if sticky:
+            summary += ", sticky: context unusable"
+        token = "nccl_unhandled_cuda_error"
+    else:
+        failure_class, sticky, token = info.failure_class, info.sticky, info.token
+        if info.hardware:
+            priority = P_CODE_HARDWARE
+        elif token in UNCERTAIN_TOKENS:
+            priority = P_CODE_UNCERTAIN
+        else:
+            priority = CODE_PRIORITY.get(failure_class, CODE_PRIORITY[FailureClass.USER_ERROR])
+        what = info.message or info.name
+        summary = f"CUDA error: {what} ({info.name}, {info.number})"
+        if sticky:
+            summary += ", sticky: context unusable"
+    cls_info = CLASS_INFO[failure_class]
+    hint = code_hint(token, failure_class) if not hit.nccl else None
+    diagnosis = Diagnosis(
+        failure_class=failure_class,
+        action=DEFAULT_POLICY[failure_class],
+        sticky=sticky,
+        cuda=True,
+        summary=_shorten(summary),
+        hint=hint or cls_info.hint,
+        cuda_error_type=token,
+        rule=f"code:{info.name}",
+        error_code=info.number,
+        recognised=True,
+    )
+    return _CodeVerdict(priority, diagnosis)
+
+
+def _best_code(hits: list[_CodeHit]) -> _CodeVerdict | None:
+    best: _CodeVerdict | None = None
+    for hit in hits:
+        verdict = _code_verdict(hit)
+        if best is None or verdict.priority > best.priority:
+            best = verdict
+    return best
+
+
+# --- fallbacks ------------------------------------------------------------------------------
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        line = line.strip()
+        if line:
+            return line
+    return ""
+
+
+def _shorten(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= MAX_SUMMARY else text[: MAX_SUMMARY - 3] + "..."
+
+
+def diagnosis_for(failure_class: FailureClass, summary: str = "", hint: str = "") -> Diagnosis:
+    """The diagnosis for a failure the supervisor observed itself.
+
+    For a timeout it enforced, a host-memory limit it enforced, an interruption, a lost
+    worker or a lost supervisor: the class's default action, stickiness, ``cuda`` flag and
+    hint; ``summary`` and ``hint`` replace the defaults when given.
+    """
+    failure_class = FailureClass(failure_class)
+    info = CLASS_INFO[failure_class]
+    return Diagnosis(
+        failure_class=failure_class,
+        action=DEFAULT_POLICY[failure_class],
+        sticky=info.sticky,
+        cuda=info.cuda,
+        summary=_shorten(_as_text(summary)) or info.summary,
+        hint=_as_text(hint).strip() or info.hint,
+    )
+
+
+def _exception_line(name: str, message: str, text: str) -> str:
+    """The last ``Name: message`` line of the text, else ``Name: <first message line>``."""
+    short = name.rsplit(".", 1)[-1]
+    pattern = re.compile(rf"^[ \t]*(?:[\w.]*\.)?{re.escape(short)}[ \t]*:.*$", re.MULTILINE)
+    lines = pattern.findall(text[-TAIL_CHARS:])
+    if lines:
+        return lines[-1].strip()
+    line = _first_line(message) or _first_line(text)
+    return f"{name}: {line}" if line and not line.startswith(short) else line or name
+
+
+def _unrecognised(failure_class: FailureClass, summary: str) -> Diagnosis:
+    diagnosis = diagnosis_for(failure_class, _shorten(f"{NOT_RECOGNISED}: {summary}"))
+    return Diagnosis(
+        diagnosis.failure_class,
+        diagnosis.action,
+        diagnosis.sticky,
+        diagnosis.cuda,
+        diagnosis.summary,
+        diagnosis.hint,
+        recognised=False,
+    )
+
+
+def _fallback(
+    types: Iterable[str], message: str, text: str, signal: str | None, exit_code: object
+) -> Diagnosis:
+    type_list = [name for name in types if not _WRAPPER_TYPE.fullmatch(name)] or list(types)
+    if type_list:
+        # The innermost exception the evidence names is what the wrappers wrap.
+        name = (
+            type_list[-1]
+            if len(type_list) > 1 and _WRAPPER_TYPE.fullmatch(next(iter(types), ""))
+            else type_list[0]
+        )
+        summary = _shorten(_exception_line(name, message, text))
+        if name.rsplit(".", 1)[-1] in _PLAIN_PYTHON_ERRORS:
+            return diagnosis_for(FailureClass.USER_ERROR, summary)
+        return _unrecognised(FailureClass.USER_ERROR, summary)
+    if text.strip():
+        failure_class = (
+            FailureClass.WORKER_LOST
+            if signal is not None or (exit_code is not None and not isinstance(exit_code, bool))
+            else FailureClass.USER_ERROR
+        )
+        return _unrecognised(failure_class, _first_line(text))
+    if signal is not None:
+        return diagnosis_for(FailureClass.WORKER_LOST, f"worker killed by {signal}")
+    if exit_code is not None and not isinstance(exit_code, bool):
+        summary = f"worker exited with status {_shorten(_as_text(exit_code))} without a result"
+        return diagnosis_for(FailureClass.WORKER_LOST, summary)
+    return diagnosis_for(FailureClass.WORKER_LOST, "worker failed without any evidence")
+
+
+# --- the chain of causes --------------------------------------------------------------------
+
+
+def _safe_str(value: object) -> str:
+    try:
+        return _as_text(str(value), _MAX_CHAIN_MESSAGE, 0)
+    except Exception:
+        return ""
+
+
+def exception_chain(exc: BaseException) -> list[tuple[str, str]]:
+    """``(qualified type name, message)`` for ``exc`` and each exception behind it.
+
+    Outermost first, following ``__cause__`` (``raise ... from``), else ``__context__``
+    (unless suppressed); cycles are cut and at most 16 links are returned. Pure and
+    never-raising: for the worker to send with its result, so that :func:`classify` sees
+    what a wrapper wraps.
+    """
+    chain: list[tuple[str, str]] = []
+    seen: set[int] = set()
+    current: object = exc
+    try:
+        while isinstance(current, BaseException) and id(current) not in seen:
+            if len(chain) >= _MAX_CHAIN:
+                break
+            seen.add(id(current))
+            chain.append((_type_name(current) or "", _safe_str(current)))
+            cause = getattr(current, "__cause__", None)
+            if cause is None and not getattr(current, "__suppress_context__", False):
+                cause = getattr(current, "__context__", None)
+            current = cause
+    except Exception:
+        pass
+    return chain
+
+
+def exception_error_code(exc: BaseException) -> int | None:
+    """The CUDA error number an exception in ``exc``'s chain carries, or ``None``.
+
+    ``torch.AcceleratorError.error_code`` (PyTorch 2.8+) and the ``error_code``/``status`` of
+    other CUDA error types; found by attribute, so torch is never imported. Never raises.
+    """
+    seen: set[int] = set()
+    current: object = exc
+    try:
+        while isinstance(current, BaseException) and id(current) not in seen and len(seen) < 16:
+            seen.add(id(current))
+            name = type(current).__name__
+            if "Accelerator" in name or "Cuda" in name or "CUDA" in name:
+                for attribute in ("error_code", "status"):
+                    value = getattr(current, attribute, None)
+                    if isinstance(value, int) and not isinstance(value, bool):
+                        return int(value)
+            cause = getattr(current, "__cause__", None)
+            if cause is None and not getattr(current, "__suppress_context__", False):
+                cause = getattr(current, "__context__", None)
+            current = cause
+    except Exception:
+        return None
+    return None
+
+
+def _chain_links(chain: object) -> list[tuple[str, str]]:
+    """The usable ``(type, message)`` pairs of a chain given by the caller; junk is skipped."""
+    links: list[tuple[str, str]] = []
+    if chain is None or isinstance(chain, (str, bytes, bytearray, memoryview)):
+        return links
+    try:
+        for link in list(chain)[:_MAX_CHAIN]:  # type: ignore[call-overload]
+            if isinstance(link, BaseException):
+                links.append((_type_name(link) or "", _safe_str(link)))
+                continue
+            if not isinstance(link, (tuple, list)) or not link:
+                continue
+            name = _type_name(link[0]) or ""
+            message = _as_text(link[1], _MAX_CHAIN_MESSAGE, 0) if len(link) > 1 else ""
+            links.append((name, message))
+    except Exception:
+        return links
+    return links
+
+
+def _error_code(value: object) -> int | None:
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return int(value)
+    try:
+        text = _as_text(value, 32, 0).strip()
+        return int(text) if re.fullmatch(r"[+-]?\d{1,9}", text) else None
+    except Exception:
+        return None
+
+
+# --- classify -------------------------------------------------------------------------------
+
+
+def _classify(
+    exception_type: object,
+    message: object,
+    traceback: object,
+    exit_code: object,
+    signal: object,
+    error_code: object,
+    chain: object,
+) -> Diagnosis:
+    message_text = _as_text(message, HEAD_CHARS, HEAD_CHARS)
+    links = _chain_links(chain)
+    parts = [message_text, _as_text(traceback)]
+    parts.extend(f"{name}: {text}" if name else text for name, text in links[1:] or links)
+    text = "\n".join(parts).replace("\r\n", "\n")
+    types: list[str] = []
+    given = _type_name(exception_type)
+    if given:
+        types.append(given)
+    for name, _ in links:
+        if name and name not in types:
+            types.append(name)
+    for name in _types_in_text(text):
+        if name not in types:
+            types.append(name)
+    signal_name = _signal_name(signal) or _signal_from_exit_code(exit_code)
+    folded = text.casefold()
+    code = _error_code(error_code)
+    best_code = _best_code(_code_hits(text, folded, code))
+    match = match_rules(Evidence(text=text, types=tuple(types), signal=signal_name, folded=folded))
+    if best_code is not None and match is not None:
+        agree = (
+            best_code.diagnosis.failure_class is match.rule.failure_class
+            and best_code.diagnosis.sticky == match.rule.sticky
+            and match.rule.confident
+        )
+        if agree or best_code.priority < match.rule.priority:
+            # The rule says the same with a more specific summary and hint (or wins outright).
+            return _diagnosis_from_match(match, best_code.diagnosis.error_code if agree else code)
+        return best_code.diagnosis
+    if best_code is not None:
+        return best_code.diagnosis
+    if match is not None:
+        number = best_code.diagnosis.error_code if best_code is not None else code
+        return _diagnosis_from_match(match, number)
+    return _fallback(types, message_text, text, signal_name, exit_code)
+
+
+def classify(
+    exception_type: str | None = None,
+    message: str = "",
+    traceback: str = "",
+    exit_code: int | None = None,
+    signal: int | str | None = None,
+    *,
+    error_code: int | None = None,
+    chain: Sequence[tuple[str, str]] | None = None,
+) -> Diagnosis:
+    """Classify one failed trial. Never raises.
+
+    ``exception_type`` is the qualified name the worker reported (``"torch.OutOfMemoryError"``,
+    ``"RuntimeError"``, ``"hpo.guards.DataError"``...) or ``None`` when only a log tail is
+    known. ``message`` and ``traceback`` may be a full chained traceback or a log tail cut
+    mid-line; bytes and other types are accepted. ``exit_code`` is the worker's exit status
+    when it exited without a result; ``signal`` the signal it died of (int or name).
+
+    ``error_code`` is the CUDA runtime error number the exception carried
+    (``torch.AcceleratorError.error_code``, see :func:`exception_error_code`); ``chain`` the
+    ``(type, message)`` of each exception behind it, outermost first (see
+    :func:`exception_chain`). Both are optional evidence.
+    """
+    try:
+        return _classify(exception_type, message, traceback, exit_code, signal, error_code, chain)
+    except Exception:  # the classifier must never take the supervisor down
+        try:
+            return diagnosis_for(
+                FailureClass.WORKER_LOST, "failure could not be classified (classifier error)"
+            )
+        except Exception:
+            info = CLASS_INFO[FailureClass.WORKER_LOST]
+            return Diagnosis(
+                FailureClass.WORKER_LOST,
+                DEFAULT_POLICY[FailureClass.WORKER_LOST],
+                False,
+                False,
+                info.summary,
+                info.hint,
+            )

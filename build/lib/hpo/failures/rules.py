@@ -1,0 +1,1599 @@
+"""The rules table: which evidence means which failure class, as data, plus a small engine.
+
+Each :class:`Rule` names one kind of failure and the cues that reveal it:
+
+- ``text``: regular expressions searched in the message and traceback (case-insensitive,
+  multi-line; use ``(?-i:...)`` for a case-sensitive part). A cue may capture
+  ``(?P<code>...)``: it fills ``{code}`` in ``summary`` and, when ``code_type`` is set,
+  becomes the ``cuda_error_type`` (snake_cased) instead of the rule's default.
+- ``types``: regular expressions that must match a whole exception type name, as reported
+  (``torch.cuda.OutOfMemoryError``) or as found in the text (``ValueError: ...``).
+- ``signals``: signal names (``SIGSEGV``) the worker died of.
+
+A rule matches when any of its cues does. The engine returns the matching rule with the
+highest ``priority`` (the table order breaks ties), so strong evidence beats weak evidence:
+
+====  ==========================================================================
+ 100  the objective's own guards (``hpo.guards.DataError``/``NumericalError``)
+  90  root causes: hardware faults, launch watchdog, lost GPU
+  85  NCCL watchdog timeout
+  81  NCCL reporting a sticky CUDA failure (``Cuda failure 'an illegal memory...'``)
+  80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
+  75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
+  70  out of memory (GPU and host)
+  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too)
+  66  NCCL watchdog taking the process down after an error
+  65  NCCL errors
+  60  cuDNN, cuBLAS, numerical, data and known user errors
+  55  DataLoader worker killed by a signal; store, DataLoader and job time limits
+  50  ``KeyboardInterrupt``
+  45  weak evidence (DataLoader worker exited, distributed network errors)
+  42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
+  40  any other CUDA error (assumed sticky; not recognised)
+  35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
+  20  the signal the worker died of
+  15  launcher wrappers that only say a child failed
+====  ==========================================================================
+
+CUDA error *codes* (``cudaErrorX``, ``CUDA_ERROR_X``, numbers, ``cudaGetErrorString`` texts)
+are read before these rules, from the table in :mod:`hpo.failures.codes`; a code competes
+with the rules at the priority of its class (see :data:`CODE_PRIORITY`), just above the rules
+of that class. A rule with ``confident=False`` is a catch-all: its verdict stands, but the
+diagnosis is marked not recognised.
+
+The CUDA, cuDNN, cuBLAS and NCCL error strings live here and in :mod:`hpo.failures.codes`,
+nowhere else in ``hpo``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from hpo.failures.classes import OOM_HINT, FailureClass
+
+__all__ = [
+    "CODE_PRIORITY",
+    "code_hint",
+    "RULES",
+    "Evidence",
+    "Match",
+    "Rule",
+    "literal_anchor",
+    "match_rules",
+]
+
+FC = FailureClass
+
+P_GUARD = 100
+P_ROOT = 90
+P_NCCL_TIMEOUT = 85
+P_STICKY = 80
+P_DEVICE = 75
+P_MEMORY = 70
+P_NCCL_ABORT = 66
+P_NCCL = 65
+P_SPECIFIC = 60
+P_KILLED_WORKER = 55
+P_INTERRUPT = 50
+P_WEAK = 45
+P_POOL = 42
+P_CUDA_GENERIC = 40
+P_TEXT_SIGNAL = 35
+P_SIGNAL = 20
+P_WRAPPER = 15
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table. See the module docstring for how cues and priority work."""
+
+    id: str
+    failure_class: FailureClass
+    summary: str
+    priority: int
+    text: tuple[str, ...] = ()
+    types: tuple[str, ...] = ()
+    signals: tuple[str, ...] = ()
+    sticky: bool = False
+    cuda: bool = False
+    cuda_error_type: str | None = None
+    code_type: bool = False
+    hint: str | None = None
+    confident: bool = True
+
+
+# Hints shared by several rules. Class-level defaults live in classes.CLASS_INFO.
+_DSA_HINT = (
+    "A device-side assert: usually an index out of range (labels outside [0, num_classes), "
+    "token ids >= vocabulary size, gather/scatter indices) or NaN/Inf fed to a bounded loss "
+    "such as BCE. Rerun with CUDA_LAUNCH_BLOCKING=1 (`hpo replay N`) or on CPU to see the "
+    "failing op. The worker's CUDA context is unusable and is replaced."
+)
+_STICKY_HINT = (
+    "The CUDA context is unusable; the trial is retried in a fresh worker. Typical causes: a "
+    "bug in a custom kernel or extension, an index error, a torch build that does not match "
+    "the GPU, or a hardware fault. Rerun with CUDA_LAUNCH_BLOCKING=1 (`hpo replay N`); if it "
+    "follows one GPU, check it with `nvidia-smi` and dmesg (Xid errors)."
+)
+_HARDWARE_HINT = (
+    "A hardware fault on the GPU or its interconnect: the trial is retried in a fresh worker "
+    "and repeated faults quarantine the GPU. Check it with `nvidia-smi -q -d ECC` and dmesg "
+    "(Xid); a GPU with uncorrectable errors needs a reset or replacement."
+)
+_LAUNCH_TIMEOUT_HINT = (
+    "A kernel ran longer than the display watchdog allows (the GPU also drives a display, or "
+    "Windows WDDM TDR): use a GPU without a display (or TCC mode), or make kernels shorter "
+    "with a smaller batch or resolution."
+)
+_NCCL_TIMEOUT_HINT = (
+    "A collective did not finish within the process-group timeout: one rank hung or died "
+    "(data stall, OOM, dead peer, uneven batches). Read the other ranks' logs first; raise the "
+    "timeout in init_process_group only if ranks are legitimately slow."
+)
+_CUDNN_FIND_HINT = (
+    "cuDNN found no algorithm for this convolution, usually because its workspace does not "
+    "fit in the remaining GPU memory: use a smaller batch, torch.backends.cudnn.benchmark="
+    "False, or check that the cuDNN of this torch build supports the GPU."
+)
+_HANDLE_HINT = (
+    "The library could not create its handle or workspace, almost always because GPU memory "
+    "was already full (or an earlier asynchronous CUDA error): smaller batch, fewer processes "
+    "on the GPU."
+)
+_EXEC_FAILED_HINT = (
+    "A library kernel failed to run and the CUDA context may be unusable (fresh worker). "
+    "Causes: a torch build without kernels for this GPU, an earlier asynchronous CUDA error "
+    "(rerun with CUDA_LAUNCH_BLOCKING=1, `hpo replay N`), or a driver problem."
+)
+_SHM_HINT = (
+    "/dev/shm is too small for the DataLoader workers: raise it (docker --shm-size or "
+    "--ipc=host), use fewer workers or a smaller prefetch_factor, or "
+    "torch.multiprocessing.set_sharing_strategy('file_system')."
+)
+_OOM_KILLER_HINT = (
+    "Most often the kernel OOM killer (check `dmesg | grep -i oom`): reduce host memory use "
+    "(DataLoader workers, prefetching, cached datasets, checkpoint loading) or run fewer "
+    "trials per host."
+)
+_SEGV_HINT = (
+    "A native crash. Retry once; if it repeats, run the trial alone with PYTHONFAULTHANDLER=1 "
+    "(`hpo replay N`) and check for mismatched torch, CUDA and extension builds."
+)
+_INTERRUPT_HINT = (
+    "Stopped from outside (Ctrl-C, SIGTERM/SIGHUP from a scheduler or a closed terminal): "
+    "nothing is wrong with the trial; resume the study, under nohup/tmux or the scheduler's "
+    "requeue."
+)
+
+_POOL_HINT = (
+    "A worker of a process pool the objective uses (joblib/loky, concurrent.futures, Ray) "
+    "died; the trial's own worker is fine and the trial is retried. The pool's exit codes "
+    "say why: SIGKILL(-9) is most often the kernel OOM killer (fewer pool workers, less memory "
+    "per task), SIGSEGV(-11) a native crash in the task; n_jobs=1 shows the task's own error."
+)
+_MISUSE_HINT = (
+    "A CUDA API was called in a way it does not allow (a bug, not a device fault; the CUDA "
+    "context stays usable): for CUDA graphs, keep synchronising calls, allocations and .item() "
+    "out of the captured region (torch.compile mode='reduce-overhead', vLLM/SGLang graph "
+    "capture), or disable CUDA graphs; `hpo replay N` reproduces it."
+)
+_FORK_HINT = (
+    "CUDA was used in a forked child (a DataLoader worker or a multiprocessing.Process after "
+    "the parent initialised CUDA): keep CUDA out of Dataset/collate code, use the 'spawn' or "
+    "'forkserver' start method (DataLoader multiprocessing_context), or num_workers=0. Not a "
+    "device fault; the trial's CUDA context is fine."
+)
+_PLATFORM_HINT = (
+    "The GPU, driver or platform does not support this operation (older GPUs, Windows/WSL, "
+    "virtual GPUs, Jetson): e.g. CUDA IPC between processes on Windows, expandable_segments "
+    "in PYTORCH_CUDA_ALLOC_CONF on vGPU/WSL. Every trial on this device fails the same way; "
+    "the CUDA context itself is fine (`hpo doctor`)."
+)
+
+# Bits of regex reused below.
+_CUDA = r"(?:CUDA|HIP)"
+_ASYNC_FOOTER = r"(?:CUDA|HIP) kernel errors might be asynchronously reported"
+
+RULES: tuple[Rule, ...] = (
+    # --- the objective's own guards --------------------------------------------------------
+    Rule(
+        "guard-data-error",
+        FC.DATA_ERROR,
+        "data error reported by the objective's guard",
+        P_GUARD,
+        types=(r"(?:hpo\.guards\.)?DataError",),
+    ),
+    Rule(
+        "guard-numerical-error",
+        FC.NUMERICAL,
+        "non-finite values reported by the objective's guard",
+        P_GUARD,
+        types=(r"(?:hpo\.guards\.)?NumericalError",),
+    ),
+    # --- root causes ------------------------------------------------------------------------
+    Rule(
+        "cuda-ecc-uncorrectable",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "uncorrectable ECC error on the GPU (sticky: context unusable)",
+        P_ROOT,
+        text=(
+            r"uncorrectable ECC error",
+            r"cudaErrorECCUncorrectable",
+            r"CUDA_ERROR_ECC_UNCORRECTABLE",
+            r"hipErrorECCNotCorrectable",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="ecc_uncorrectable",
+        hint=_HARDWARE_HINT,
+    ),
+    Rule(
+        "cuda-nvlink-uncorrectable",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "uncorrectable NVLink error (sticky: context unusable)",
+        P_ROOT,
+        text=(r"uncorrectable NVLink error", r"cudaErrorNvlinkUncorrectable"),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nvlink_uncorrectable",
+        hint=_HARDWARE_HINT,
+    ),
+    Rule(
+        "cuda-launch-timeout",
+        FC.TIMEOUT,
+        "CUDA kernel killed by the launch watchdog (sticky: context unusable)",
+        P_ROOT,
+        text=(
+            r"the launch timed out and was terminated",
+            r"cudaErrorLaunchTimeout",
+            r"CUDA_ERROR_LAUNCH_TIMEOUT",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="launch_timeout",
+        hint=_LAUNCH_TIMEOUT_HINT,
+    ),
+    Rule(
+        "gpu-lost",
+        FC.DEVICE_UNAVAILABLE,
+        "the GPU fell off the bus or is lost",
+        P_ROOT,
+        text=(
+            r"fallen off the bus",
+            r"GPU is lost",
+            r"Unable to determine the device handle for GPU",
+            r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver",
+            r"\bXid\b[^\n]{0,40}\b79\b",
+        ),
+        cuda=True,
+        cuda_error_type="gpu_lost",
+    ),
+    # --- NCCL watchdog timeout --------------------------------------------------------------
+    Rule(
+        "nccl-watchdog-timeout",
+        FC.TIMEOUT,
+        "NCCL collective timed out (watchdog)",
+        P_NCCL_TIMEOUT,
+        text=(
+            r"Watchdog caught collective operation timeout",
+            r"ran for \d+ milliseconds before timing out",
+            r"watchdog got stuck for \d+ seconds without making progress",
+            r"Heartbeat monitor timed out",
+            r"detected no heartbeat of its watchdog",
+            r"NCCL communicator was aborted[^\n]{0,200}(?:timed out|timeout)",
+            # Only the C++ frames: the error was constructed in the watchdog's timeout check.
+            r"Exception raised from checkTimeout at",
+            r"frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nccl_timeout",
+        hint=_NCCL_TIMEOUT_HINT,
+    ),
+    # --- sticky CUDA kernel faults ----------------------------------------------------------
+    Rule(
+        "nccl-sticky-cuda-failure",
+        FC.NCCL,
+        "NCCL error caused by a sticky CUDA failure (context unusable)",
+        P_STICKY + 1,
+        text=(
+            r"Cuda failure[^\n']{0,20}'(?:an illegal memory access was encountered|unspecified "
+            r"launch failure|device-side assert triggered|misaligned address|an illegal "
+            r"instruction was encountered|uncorrectable ECC error encountered)'",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nccl_unhandled_cuda_error",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-device-side-assert",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA device-side assert triggered (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"device-side assert(?:ion)? triggered",
+            r"cudaErrorAssert\b",
+            r"CUDA_ERROR_ASSERT\b",
+            r"hipErrorAssert\b",
+            r"device-side assertion failures were found",
+            r"block: \[\d+, ?\d+, ?\d+\],? thread: \[\d+, ?\d+, ?\d+\],? Assertion",
+            r"\.cuh?:\d+: [^\n]{0,200}Assertion `[^\n]{0,300}` failed",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="device_side_assert",
+        hint=_DSA_HINT,
+    ),
+    Rule(
+        "cuda-illegal-memory-access",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA illegal memory access (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"an illegal memory access was encountered",
+            r"cudaErrorIllegalAddress",
+            r"CUDA_ERROR_ILLEGAL_ADDRESS",
+            r"hipErrorIllegalAddress",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="illegal_memory_access",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-unspecified-launch-failure",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA unspecified launch failure (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"unspecified launch failure",
+            r"cudaErrorLaunchFailure",
+            r"CUDA_ERROR_LAUNCH_FAILED",
+            r"hipErrorLaunchFailure",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="unspecified_launch_failure",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-misaligned-address",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA misaligned address (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"misaligned address",
+            r"cudaErrorMisalignedAddress",
+            r"CUDA_ERROR_MISALIGNED_ADDRESS",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="misaligned_address",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-illegal-instruction",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA illegal instruction (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"an illegal instruction was encountered",
+            r"cudaErrorIllegalInstruction",
+            r"CUDA_ERROR_ILLEGAL_INSTRUCTION",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="illegal_instruction",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-other-kernel-fault",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA kernel fault (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            r"hardware stack error",
+            r"invalid program counter",
+            r"operation not supported on global/shared address space",
+            r"cudaError(?:HardwareStackError|InvalidPc|InvalidAddressSpace)",
+            r"CUDA_ERROR_(?:HARDWARE_STACK_ERROR|INVALID_PC|INVALID_ADDRESS_SPACE)",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="kernel_fault",
+        hint=_STICKY_HINT,
+    ),
+    Rule(
+        "cuda-unknown-error",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA unknown error (sticky: context unusable)",
+        P_STICKY,
+        text=(
+            _CUDA + r" error: unknown error",
+            r"cuda runtime error \(30\)",
+            r"cudaErrorUnknown",
+            r"CUDA_ERROR_UNKNOWN",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="unknown",
+        hint=_STICKY_HINT,
+    ),
+    # --- unusable device --------------------------------------------------------------------
+    Rule(
+        "cuda-no-device",
+        FC.DEVICE_UNAVAILABLE,
+        "no CUDA device visible",
+        P_DEVICE,
+        text=(
+            r"no CUDA-capable device is detected",
+            r"cudaErrorNoDevice",
+            r"CUDA_ERROR_NO_DEVICE",
+            r"No CUDA GPUs are available",
+            r"Found no NVIDIA driver on your system",
+            r"hipErrorNoDevice",
+            r"no GPU resources available",
+        ),
+        cuda=True,
+        cuda_error_type="no_device",
+    ),
+    Rule(
+        "cuda-driver-mismatch",
+        FC.DEVICE_UNAVAILABLE,
+        "NVIDIA driver does not match this CUDA runtime",
+        P_DEVICE,
+        text=(
+            r"CUDA driver version is insufficient",
+            r"cudaErrorInsufficientDriver",
+            r"CUDA_ERROR_INSUFFICIENT_DRIVER",
+            r"NVIDIA driver on your system is too old",
+            r"system has unsupported display driver\s*/\s*cuda driver combination",
+            r"cudaErrorSystemDriverMismatch",
+            r"forward compatibility was attempted on non supported HW",
+            r"cudaErrorCompatNotSupportedOnDevice",
+            r"PTX was compiled with an unsupported toolchain",
+            r"cudaErrorUnsupportedPtxVersion",
+        ),
+        cuda=True,
+        cuda_error_type="driver_mismatch",
+    ),
+    Rule(
+        "cuda-init-failed",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA could not be initialised",
+        P_DEVICE,
+        text=(
+            r"system not yet initialized",
+            r"cudaErrorSystemNotReady",
+            r"Unexpected error from cudaGetDeviceCount",
+            r"CUDA initialization: ",
+            r"CUDA unknown error\s*-\s*this may be due to an incorrectly set up environment",
+            r"CUDA call failed lazily at initialization",
+            r"CUDA driver initialization failed",
+            r"NVML_SUCCESS == DriverAPI::get\(\)->nvml\w+",
+            r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+        ),
+        cuda=True,
+        cuda_error_type="init_failed",
+    ),
+    Rule(
+        "cuda-device-busy",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA device busy or unavailable",
+        P_DEVICE,
+        text=(
+            r"CUDA-capable devices? ?(?:\(s\))? (?:is/are|are|is) busy or unavailable",
+            r"cudaErrorDevicesUnavailable",
+            r"CUDA_ERROR_DEVICES_UNAVAILABLE",
+        ),
+        cuda=True,
+        cuda_error_type="device_busy",
+    ),
+    Rule(
+        "cuda-invalid-device-ordinal",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA device ordinal out of range",
+        P_DEVICE,
+        text=(
+            r"invalid device ordinal",
+            r"cudaErrorInvalidDevice\b",
+            r"CUDA_ERROR_INVALID_DEVICE\b",
+            r"GPU device may be out of range",
+            r"hipErrorInvalidDevice\b",
+        ),
+        cuda=True,
+        cuda_error_type="invalid_device",
+    ),
+    Rule(
+        "cuda-no-kernel-image",
+        FC.DEVICE_UNAVAILABLE,
+        "this build has no kernels for the GPU's architecture",
+        P_DEVICE,
+        text=(
+            r"no kernel image is available for execution on the device",
+            r"cudaErrorNoKernelImageForDevice",
+            r"CUDA_ERROR_NO_BINARY_FOR_GPU",
+            r"hipErrorNoBinaryForGpu",
+            r"invalid device function",
+            r"cudaErrorInvalidDeviceFunction",
+            r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
+            r"PyTorch no longer supports this GPU because it is too old",
+        ),
+        cuda=True,
+        cuda_error_type="no_kernel_image",
+        hint=(
+            "The torch build (or a CUDA extension) has no kernels for this GPU architecture: "
+            "install a build whose CUDA version and arch list cover the GPU (`hpo doctor` "
+            "shows both); every trial on this GPU will fail the same way."
+        ),
+    ),
+    # --- out of memory ----------------------------------------------------------------------
+    Rule(
+        "mps-out-of-memory",
+        FC.OOM,
+        "MPS out of memory",
+        P_MEMORY,
+        text=(r"MPS backend out of memory",),
+        cuda_error_type="out_of_memory",
+        hint=OOM_HINT,
+    ),
+    Rule(
+        "cuda-out-of-memory",
+        FC.OOM,
+        "CUDA out of memory",
+        P_MEMORY,
+        text=(
+            r"\b(?:CUDA|HIP|XPU) out of memory(?!\s*,)",
+            r"Allocation on device \d+ would exceed allowed memory",
+            # The allocator's OOM report queries NVML; where NVML fails (MIG, WSL) this replaces
+            # the OOM message (pytorch#112377).
+            r"NVML_SUCCESS == r INTERNAL ASSERT FAILED",
+            r"cudaMalloc\w*[^\n]{0,40}out of memory",
+            r"Tried to allocate \d+(?:\.\d+)? ?[KMGTP]i?B\b",
+            _CUDA + r" error:\s*out of memory",
+            r"cuda runtime error \(2\) : out of memory",
+            r"cudaErrorMemoryAllocation",
+            r"CUDA_ERROR_OUT_OF_MEMORY",
+            r"hipErrorOutOfMemory",
+            # XLA (JAX, TensorFlow, EXLA) device allocator
+            r"Out\s+of memory while trying to allocate \d+ bytes",
+            r"RESOURCE_EXHAUSTED: Failed to allocate request for",
+            r"BufferAssignment OOM Debugging",
+        ),
+        types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",),
+        cuda=True,
+        cuda_error_type="out_of_memory",
+        hint=OOM_HINT,
+    ),
+    Rule(
+        "cuda-library-alloc-failed",
+        FC.OOM,
+        "CUDA library could not allocate GPU memory ({code})",
+        P_MEMORY,
+        text=(r"(?P<code>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT)_(?:STATUS_)?ALLOC_FAILED)",),
+        cuda=True,
+        cuda_error_type="out_of_memory",
+        code_type=True,
+        hint=OOM_HINT,
+    ),
+    Rule(
+        "host-shm-exhausted",
+        FC.HOST_OOM,
+        "shared memory (/dev/shm) exhausted",
+        P_MEMORY,
+        text=(
+            r"unable to write to file </torch_",
+            r"unable to (?:open|allocate) shared memory",
+            r"unable to mmap \d+ bytes from file </torch_",
+            r"/dev/shm[^\n]{0,200}No space left on device",
+            r"No space left on device[^\n]{0,200}/dev/shm",
+            r"Too many open files\. Communication with the workers is no longer possible",
+            r"insufficient shared memory \(shm\)",
+            r"out of shared memory",
+            r"killed by signal: Bus error",
+        ),
+        hint=_SHM_HINT,
+    ),
+    Rule(
+        "host-allocator-failed",
+        FC.HOST_OOM,
+        "host memory allocation failed",
+        P_MEMORY,
+        text=(
+            r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
+            r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
+            r"std::bad_alloc",
+            r"Unable to allocate \d+(?:\.\d+)? ?[KMGTP]i?B for an array",
+            r"Cannot allocate memory",
+        ),
+        types=(r"MemoryError", r"(?:numpy\.(?:core\.)?_exceptions\.)?_ArrayMemoryError"),
+    ),
+    Rule(
+        "host-memory-monitor",
+        FC.HOST_OOM,
+        "killed by a host memory monitor",
+        # Above the GPU OOM rule: Ray names its host-memory kill OutOfMemoryError too.
+        P_MEMORY + 1,
+        text=(
+            r"Task was killed due to the node running low on memory",
+            r"killed due to memory pressure \(OOM\)",
+            r"RayOutOfMemoryError",
+            r"Out of memory: Killed process",
+            r"invoked oom-killer",
+            r"\boom-kill:",
+            r"killed by signal: Killed",
+        ),
+        types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
+        hint=_OOM_KILLER_HINT,
+    ),
+    # --- NCCL -------------------------------------------------------------------------------
+    Rule(
+        "nccl-async-abort",
+        FC.NCCL,
+        "NCCL error; the watchdog took the process down (sticky)",
+        P_NCCL_ABORT,
+        text=(
+            r"Some NCCL operations have failed or timed out",
+            r"To avoid data inconsistency, we are taking the entire process down",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="nccl_error",
+    ),
+    Rule(
+        "nccl-error",
+        FC.NCCL,
+        "NCCL error",
+        P_NCCL,
+        text=(
+            r"NCCL error",
+            r"\bnccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument"
+            r"|InvalidUsage|RemoteError)\b",
+            r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU|closed by remote peer)",
+            r"NCCL communicator was aborted",
+            r"is setting up NCCL communicator",
+            r"ncclUniqueId",
+            r"NET/IBP?\s*:\s*Got completion",
+            r"NCCL WARN Net\s*:",
+        ),
+        types=(r"(?:torch\.distributed\.)?DistBackendError", r"(?:\w+\.)*NcclError"),
+        cuda=True,
+        cuda_error_type="nccl_error",
+    ),
+    # --- cuDNN ------------------------------------------------------------------------------
+    Rule(
+        "cudnn-execution-failed",
+        FC.CUDNN,
+        "cuDNN kernel failed to execute (context may be unusable)",
+        P_SPECIFIC,
+        text=(r"CUDNN_STATUS_EXECUTION_FAILED",),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="cudnn_execution_failed",
+        hint=_EXEC_FAILED_HINT,
+    ),
+    Rule(
+        "cudnn-no-engine",
+        FC.CUDNN,
+        "cuDNN found no engine/algorithm for the convolution",
+        P_SPECIFIC,
+        text=(
+            r"(?:FIND|GET) was unable to find an engine",
+            r"Unable to find a valid cuDNN algorithm",
+            r"no valid convolution algorithms available in CuDNN",
+        ),
+        cuda=True,
+        cuda_error_type="cudnn_find_no_engine",
+        hint=_CUDNN_FIND_HINT,
+    ),
+    Rule(
+        "cudnn-not-initialized",
+        FC.CUDNN,
+        "cuDNN could not be initialised",
+        P_SPECIFIC,
+        text=(r"CUDNN_STATUS_NOT_INITIALIZED",),
+        cuda=True,
+        cuda_error_type="cudnn_not_initialized",
+        hint=_HANDLE_HINT,
+    ),
+    Rule(
+        "cudnn-library-missing",
+        FC.CUDNN,
+        "cuDNN library could not be loaded",
+        P_SPECIFIC,
+        text=(
+            r"Could not load library libcudnn",
+            r"Unable to load any of \{?libcudnn",
+            r"libcudnn\w*\.so[.\d]*: cannot open shared object file",
+        ),
+        cuda=True,
+        cuda_error_type="cudnn_library_missing",
+        hint="The cuDNN libraries are missing or do not match this torch build: reinstall torch "
+        "with its bundled cuDNN (nvidia-cudnn-cu* wheels) and check LD_LIBRARY_PATH; every trial "
+        "fails the same way (`hpo doctor`).",
+    ),
+    Rule(
+        "cudnn-status",
+        FC.CUDNN,
+        "cuDNN error ({code})",
+        P_SPECIFIC,
+        text=(
+            r"(?P<code>CUDNN_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"cuDNN error",
+            r"cudnnException",
+            r"cuDNN Frontend error",
+        ),
+        types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
+        cuda=True,
+        cuda_error_type="cudnn_error",
+        code_type=True,
+    ),
+    # --- cuBLAS and the other math libraries ------------------------------------------------
+    Rule(
+        "cublas-execution-failed",
+        FC.CUBLAS,
+        "cuBLAS kernel failed to execute (context may be unusable)",
+        P_SPECIFIC,
+        text=(r"CUBLAS_STATUS_EXECUTION_FAILED",),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="cublas_execution_failed",
+        hint=_EXEC_FAILED_HINT,
+    ),
+    Rule(
+        "cublas-not-initialized",
+        FC.CUBLAS,
+        "cuBLAS could not create its handle",
+        P_SPECIFIC,
+        text=(r"CUBLAS_STATUS_NOT_INITIALIZED", r"failed to create cublas handle"),
+        cuda=True,
+        cuda_error_type="cublas_not_initialized",
+        hint=_HANDLE_HINT,
+    ),
+    Rule(
+        "cublas-status",
+        FC.CUBLAS,
+        "cuBLAS error ({code})",
+        P_SPECIFIC,
+        text=(
+            r"(?P<code>CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"cuBLAS API failed",
+            r"CUBLAS failure \d+",
+        ),
+        cuda=True,
+        cuda_error_type="cublas_error",
+        code_type=True,
+    ),
+    Rule(
+        "cuda-math-library-status",
+        FC.CUBLAS,
+        "CUDA math library error ({code})",
+        P_SPECIFIC,
+        text=(
+            r"(?P<code>(?:CUSOLVER|CUSPARSE|CURAND)_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"(?P<code>CUFFT_(?!SUCCESS)[A-Z_]+)",
+            r"cuFFT error",
+            r"cusolver error",
+        ),
+        cuda=True,
+        cuda_error_type="math_library_error",
+        code_type=True,
+    ),
+    # --- numerical ----------------------------------------------------------------------------
+    Rule(
+        "numerical-nonfinite",
+        FC.NUMERICAL,
+        "non-finite values (NaN/Inf)",
+        P_SPECIFIC,
+        text=(
+            r"returned nan values in its \d+\w* output",
+            r"returned (?:-?inf(?:inity)?|nan)\b",
+            r"The value (?:-?inf|nan) is not acceptable",
+            r"failed with value (?:-?inf|nan)\b",
+            r"\bnan loss\b",
+            r"\bloss is nan\b",
+            r"\bloss is inf\b",
+            r"\bloss was nan\b",
+            r"\bloss was inf\b",
+            r"\bloss became nan\b",
+            r"\bloss became inf\b",
+            r"\bloss becomes nan\b",
+            r"\bloss becomes inf\b",
+            r"\bloss = nan\b",
+            r"\bloss = inf\b",
+            r"non-finite loss",
+            r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
+            r"is non-finite, so it cannot be clipped",
+            r"Current loss scale already at minimum",
+            r"Input contains NaN",
+            r"The factorization could not be completed because the input is not positive-definite",
+            r"failed to converge because the input matrix is ill-conditioned",
+            r"Loss became infinite or NaN",
+            r"Monitored metric \S+ = (?:nan|-?inf) is not finite",
+            r"NaN or Inf found in input tensor",
+            r"Batch \d+: Invalid loss, terminating training",
+            r"outputs? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"logits (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"gradients? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
+            # torch.distributions: the Real() constraint of loc fails only for NaN.
+            r"to satisfy the constraint Real\(\), but found invalid values",
+            r"The parameter loc has invalid values",
+        ),
+        types=(r"FloatingPointError",),
+    ),
+    # --- data -------------------------------------------------------------------------------
+    Rule(
+        "data-target-out-of-bounds",
+        FC.DATA_ERROR,
+        "label outside the number of classes",
+        P_SPECIFIC,
+        text=(r"Target -?\d+ (?:is )?out of bounds",),
+        hint=(
+            "Labels must be in [0, num_classes): check num_classes and the label mapping "
+            "(use ignore_index for padding labels such as -100)."
+        ),
+    ),
+    Rule(
+        "data-index-out-of-range",
+        FC.DATA_ERROR,
+        "index out of range (embedding lookup or indexing)",
+        P_SPECIFIC,
+        text=(
+            r"index out of range in self",
+            r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
+            r"index out of range: Tried to access index -?\d+ out of table with \d+ rows",
+            r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)",
+        ),
+        hint=(
+            "Token ids or indices exceed the table: check the tokenizer against the model's "
+            "vocabulary size and the sequence length against max position embeddings."
+        ),
+    ),
+    Rule(
+        "data-shape-mismatch",
+        FC.DATA_ERROR,
+        "tensor shapes do not fit the model",
+        P_SPECIFIC,
+        text=(
+            r"mat1 and mat2 shapes cannot be multiplied",
+            r"size mismatch",
+            r"Expected input batch_size \(\d+\) to match target batch_size",
+            r"The size of tensor a \(\d+\) must match the size of tensor b",
+            r"shape '\[[^\]\n]*\]' is invalid for input of size",
+            r"expected input\[[^\]\n]*\] to have \d+ channels, but got \d+ channels",
+            r"Expected \d+D \(unbatched\) or \d+D \(batched\) input",
+            r"Expected \d+-dimensional input for \d+-dimensional weight",
+            r"Target size \([^)\n]*\)\)? must be the same as input size",
+            r"Using a target size \([^)\n]*\)\)? that is different to the input size",
+            r"Output size is too small",
+            r"input\.size\(-1\) must be equal to input_size\. Expected \d+, got \d+",
+        ),
+    ),
+    # --- known user errors (even when they mention CUDA) ------------------------------------
+    Rule(
+        "user-device-mismatch",
+        FC.USER_ERROR,
+        "tensors on different devices",
+        P_SPECIFIC,
+        text=(
+            r"Expected all tensors to be on the same device",
+            r"Expected object of device type \w+ but got device type",
+            r"Input type \([\w.]+\) and weight type \([\w.]+\) should be the same",
+            r"expected device \w+(?::\d+)? but got device",
+            r"is on CPU, but expected (?:it|them) to be on GPU",
+        ),
+        hint="Move the model and every input to the same device (model.to(device), "
+        "batch.to(device)); check tensors created inside forward().",
+    ),
+    Rule(
+        "user-torch-without-cuda",
+        FC.USER_ERROR,
+        "this torch build has no CUDA",
+        P_SPECIFIC,
+        text=(r"Torch not compiled with CUDA enabled",),
+        hint="Install a CUDA build of torch (`hpo doctor` shows the build); every trial fails "
+        "the same way, so consider `on_failure: {user_error: stop}`.",
+    ),
+    Rule(
+        "user-cuda-after-fork",
+        FC.USER_ERROR,
+        "CUDA used in a forked subprocess",
+        P_SPECIFIC,
+        text=(r"Cannot re-initialize CUDA in forked subprocess",),
+        hint="CUDA was initialised before fork(): use the 'spawn' or 'forkserver' start method "
+        "(DataLoader multiprocessing_context) and keep CUDA out of DataLoader workers.",
+    ),
+    Rule(
+        "user-cuda-stream-capture",
+        FC.USER_ERROR,
+        "CUDA graph capture broken by a forbidden call (API misuse)",
+        P_SPECIFIC,
+        text=(
+            r"operation not permitted when stream is capturing",
+            r"operation failed due to a previous error during capture",
+            r"(?:cudaError|hipError)StreamCapture\w+",
+            r"CUDA_ERROR_STREAM_CAPTURE_\w+",
+            r"The CUDA graph capture on the stream has failed",
+        ),
+        cuda=True,
+        cuda_error_type="stream_capture",
+        hint=_MISUSE_HINT,
+    ),
+    Rule(
+        "user-spawn-main-guard",
+        FC.USER_ERROR,
+        "a child process was started without the __main__ guard (spawn)",
+        P_SPECIFIC,
+        text=(
+            r"An attempt has been made to start a new process before the\s+current process "
+            r"has finished its bootstrapping phase",
+        ),
+        hint="Under the 'spawn' or 'forkserver' start method the script that starts processes "
+        "must guard its entry point with `if __name__ == '__main__':`.",
+    ),
+    Rule(
+        "user-cuda-checkpoint-on-cpu",
+        FC.USER_ERROR,
+        "CUDA checkpoint loaded without CUDA",
+        P_SPECIFIC,
+        text=(r"Attempting to deserialize object on a CUDA device",),
+        hint="Pass map_location to torch.load, and check that the worker sees its GPU "
+        "(`hpo doctor`).",
+    ),
+    Rule(
+        "user-objective-value",
+        FC.USER_ERROR,
+        "the objective did not return a number",
+        P_SPECIFIC,
+        text=(
+            r"could not be cast to float",
+            r"The objective returned (?:None|an? \w+)",
+            r"failed with value (?:None|'|\")",
+        ),
+        hint="The objective must return a float (or one per objective): return the metric; "
+        "None usually means a missing metric key.",
+    ),
+    # --- killed DataLoader workers, timeouts reported by torch.distributed -------------------
+    Rule(
+        "dataloader-worker-segfault",
+        FC.SEGFAULT,
+        "DataLoader worker crashed",
+        P_KILLED_WORKER,
+        text=(
+            r"killed by signal: (?:Segmentation fault|Aborted|Illegal instruction"
+            r"|Floating point exception)",
+            r"Unexpected segmentation fault encountered in worker",
+        ),
+        hint=_SEGV_HINT,
+    ),
+    Rule(
+        "dataloader-worker-terminated",
+        FC.INTERRUPTED,
+        "DataLoader worker terminated from outside",
+        P_KILLED_WORKER,
+        text=(r"killed by signal: (?:Terminated|Hangup|Interrupt)",),
+        hint=_INTERRUPT_HINT,
+    ),
+    Rule(
+        "distributed-store-timeout",
+        FC.TIMEOUT,
+        "timed out waiting (distributed store, DataLoader or job time limit)",
+        P_KILLED_WORKER,
+        text=(
+            r"Timed out after \d+ seconds waiting for clients",
+            r"Timed out initializing process group",
+            r"Socket Timeout",
+            r"Timed out waiting \d+ms for (?:recv|send) operation",
+            r"DUE TO TIME LIMIT",
+            r"DataLoader timed out after \d+ seconds",
+            r"The client socket has timed out after \d+m?s while trying to connect to",
+            r"\bDistStoreError\b",
+            r"\bRendezvousTimeoutError\b",
+        ),
+        types=(
+            r"(?:torch\.distributed\.)?DistStoreError",
+            r"TimeoutError",
+            r"(?:[\w.]*\.)?RendezvousTimeoutError",
+        ),
+    ),
+    Rule(
+        "keyboard-interrupt",
+        FC.INTERRUPTED,
+        "interrupted (KeyboardInterrupt)",
+        P_INTERRUPT,
+        text=(
+            r"Detected KeyboardInterrupt, attempting graceful shutdown",
+            # The terminal's echo of Ctrl-C, glued to what Python printed next.
+            r"^\^CTraceback",
+            r"^\^CException ignored",
+        ),
+        types=(r"KeyboardInterrupt",),
+        hint=_INTERRUPT_HINT,
+    ),
+    # --- weak evidence ----------------------------------------------------------------------
+    Rule(
+        "dataloader-worker-exited",
+        FC.HOST_OOM,
+        "DataLoader worker exited unexpectedly",
+        P_WEAK,
+        text=(r"DataLoader worker \(pid\(?s?\)?[^)\n]*\) exited unexpectedly",),
+        hint="A DataLoader worker died without a signal report, most often of host RAM or "
+        "/dev/shm exhaustion: fewer workers, a larger shm, or num_workers=0 to see the "
+        "worker's own error.",
+    ),
+    Rule(
+        "distributed-network-error",
+        FC.NCCL,
+        "torch.distributed network error",
+        P_WEAK,
+        types=(r"(?:torch\.distributed\.)?DistNetworkError",),
+    ),
+    # --- a process pool's worker died (not the trial's worker) ------------------------------
+    Rule(
+        "pool-worker-lost",
+        FC.WORKER_LOST,
+        "a process-pool worker died ({code})",
+        P_POOL,
+        text=(
+            r"The exit codes of the workers are \{(?P<code>[^}\n]{1,80})\}",
+            r"A worker process managed by the executor was unexpectedly terminated",
+            r"A process in the process pool was terminated abruptly",
+            r"The actor died unexpectedly before finishing this task",
+            r"The actor is dead because its (?:worker process|owner) has died",
+            r"A worker died or was killed while executing a task by an unexpected system error",
+            r"The worker died unexpectedly while executing this task",
+            r"\bWorkerCrashedError\b",
+            r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
+            r"One of the subprocesses has abruptly died during map operation",
+            r"Worker exited prematurely: (?:exitcode|signal) \d+",
+            r"WorkerProc initialization failed due to an exception in a background process",
+            r"Engine core initialization failed\. See root cause above",
+            r"Engine core proc \S+ died unexpectedly",
+        ),
+        types=(
+            r"(?:[\w.]*\.)?TerminatedWorkerError",
+            r"(?:[\w.]*\.)?BrokenProcessPool",
+            r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
+            r"(?:billiard\.exceptions\.)?WorkerLostError",
+        ),
+        hint=_POOL_HINT,
+    ),
+    # --- any other CUDA error ---------------------------------------------------------------
+    Rule(
+        "cuda-error",
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "CUDA error ({code}), assumed sticky",
+        P_CUDA_GENERIC,
+        text=(
+            _CUDA + r" error:\s*(?P<code>[^\n.(`]{1,80}?)\s*(?=$|\.|\(|Search for|"
+            r"(?:CUDA|HIP) kernel|Compile with|For debugging|For more detailed)",
+            r"cuda runtime error \(\d+\)",
+            r"THCudaCheck FAIL",
+            _ASYNC_FOOTER,
+            r"c10_cuda_check_implementation",
+            r"\bCUDA_ERROR_[A-Z_]+",
+            r"CUDA failure \d+:",
+            r"error == cudaSuccess",
+            r"Compile with .?TORCH_USE_(?:CUDA|HIP)_DSA.? to enable device-side assertions",
+        ),
+        types=(r"(?:torch\.)?AcceleratorError", r"(?:torch\.cuda\.)?CudaError"),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="cuda_error",
+        code_type=True,
+        hint=_STICKY_HINT,
+        confident=False,
+    ),
+    # --- crash, kill and interruption evidence in the log text ------------------------------
+    Rule(
+        "text-sigkill",
+        FC.HOST_OOM,
+        "killed by SIGKILL (most likely the kernel OOM killer)",
+        P_TEXT_SIGNAL,
+        text=(
+            r"exitcode\s*:\s*-9\b",
+            r"exits with return code = -9\b",
+            r"non-zero exit status -9\b",
+            r"worker died \(-9\)",
+            r"exit code 137\b",
+            r"interrupted by signal 9\b",
+            r"Signals\.SIGKILL",
+            r"terminated with signal SIGKILL",
+            r"Signal 9 \(SIGKILL\)",
+            r"signal: killed\b",
+            # Prose ("it was killed by the OOM killer") is weak evidence: Ray, for one, lists
+            # the OOM killer among the *possible* causes of any worker death.
+            r"killed by (?:the )?OOM[- ]?killer",
+            r"^[^\S\n]*[*_`]*Killed[*_`]*\s*$",
+            r"\]\s*Killed\s*$",
+            r"^\s*已杀死\s*$",
+        ),
+        hint=_OOM_KILLER_HINT,
+    ),
+    Rule(
+        "text-crash",
+        FC.SEGFAULT,
+        "native crash ({code})",
+        P_TEXT_SIGNAL,
+        text=(
+            r"(?P<code>Segmentation fault)",
+            r"received signal (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT))",
+            r"terminated with signal (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT|IOT))",
+            r"Received signal: (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT|IOT))",
+            r"\*\*\* (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)) ",
+            r"Signal (?:11|7|6|4|8) \((?P<code>SIG\w+)\) received by PID",
+            r"exitcode\s*:\s*-(?:11|7|6|4|8)\b",
+            r"exits with return code = -(?:11|7|6|4|8)\b",
+            r"non-zero exit status -(?:11|7|6|4|8)\b",
+            # Windows NTSTATUS exit codes: access violation, stack buffer overrun (abort),
+            # stack overflow, illegal instruction; unsigned and signed spellings.
+            r"exit code (?:3221225477|3221226505|3221225725|3221225501)\b",
+            r"exit code -(?:1073741819|1073740791|1073741571|1073741795)\b",
+            r"exit code 0xC00000(?:05|FD|1D)\b",
+            r"exit code 0xC0000409\b",
+            r"exit code 1(?:39|35|34|32|36)\b",
+            r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
+            r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
+            r"|Floating point exception)",
+            r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
+            r"\s*\(core dumped\)",
+            r"terminate called (?:after throwing an instance of|recursively"
+            r"|without an active exception)",
+            r"double free or corruption",
+            r"free\(\): invalid",
+            r"malloc\(\): [a-z ]*corrupt",
+            r"corrupted size vs\. prev_size",
+            r"AddressSanitizer: (?P<code>SEGV) on unknown address",
+        ),
+        hint=_SEGV_HINT,
+    ),
+    Rule(
+        "text-interrupted",
+        FC.INTERRUPTED,
+        "stopped by a signal from outside",
+        P_TEXT_SIGNAL,
+        text=(
+            r"Received (?:1|2|15) death signal",
+            r"got signal: (?:1|2|15)\b",
+            r"exitcode\s*:\s*-(?:1|2|15)\b",
+            r"exit code 1(?:30|43|29)\b",
+            r"interrupted by signal (?:1|2|15)\b",
+            r"terminated with signal SIG(?:TERM|INT|HUP)\b",
+            r"CANCELLED AT \S+ DUE TO PREEMPTION",
+            r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
+            r"Main process received SIG(?:INT|TERM|HUP), exiting",
+            r"forrtl: error \(200\): program aborting due to control-C event",
+        ),
+        types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
+        hint=_INTERRUPT_HINT,
+    ),
+    # --- the signal the worker died of ------------------------------------------------------
+    Rule(
+        "signal-sigkill",
+        FC.HOST_OOM,
+        "killed by SIGKILL with no other evidence (most likely the kernel OOM killer)",
+        P_SIGNAL,
+        signals=("SIGKILL",),
+        hint=_OOM_KILLER_HINT,
+    ),
+    Rule(
+        "signal-crash",
+        FC.SEGFAULT,
+        "native crash ({code})",
+        P_SIGNAL,
+        signals=("SIGSEGV", "SIGBUS", "SIGABRT", "SIGILL", "SIGFPE", "SIGSYS", "SIGTRAP"),
+        hint=_SEGV_HINT,
+    ),
+    Rule(
+        "signal-interrupted",
+        FC.INTERRUPTED,
+        "stopped by {code}",
+        P_SIGNAL,
+        signals=("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT"),
+        hint=_INTERRUPT_HINT,
+    ),
+    Rule(
+        "signal-cpu-limit",
+        FC.TIMEOUT,
+        "CPU time limit exceeded ({code})",
+        P_SIGNAL,
+        signals=("SIGXCPU",),
+    ),
+    # --- wrappers that only say a child failed -----------------------------------------------
+    Rule(
+        "child-failed",
+        FC.WORKER_LOST,
+        "a child process failed without an error report",
+        P_WRAPPER,
+        text=(
+            r"ProcessExitedException: process \d+ terminated with exit code",
+            r"process \d+ terminated with exit code [1-9]\d*",
+            r"failed \(exitcode: [1-9]\d*\) local_rank:",
+            r"exitcode\s*: [1-9]\d* \(pid:",
+            r"returned non-zero exit status [1-9]\d*",
+            r"exits with return code = [1-9]\d*",
+        ),
+        types=(
+            r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
+            r"(?:torch\.multiprocessing\.spawn\.)?ProcessExitedException",
+        ),
+    ),
+)
+
+
+# --- CUDA and NCCL error codes (hpo.failures.codes) ------------------------------------------
+# A code found in the evidence competes with the rules at the priority of its class; it wins
+# ties, so a code beats the text rules of its own class but not stronger evidence of another.
+CODE_PRIORITY: Mapping[FailureClass, int] = MappingProxyType(
+    {
+        FC.CUDA_CONTEXT_CORRUPTED: P_STICKY,
+        FC.TIMEOUT: P_ROOT,
+        FC.DEVICE_UNAVAILABLE: P_DEVICE,
+        FC.OOM: P_MEMORY,
+        FC.USER_ERROR: P_SPECIFIC,
+        FC.NCCL: P_NCCL,
+    }
+)
+P_CODE_HARDWARE = P_ROOT
+P_CODE_NCCL_STICKY = P_STICKY + 1  # NCCL reporting a sticky CUDA failure, as the rule above
+P_CODE_NCCL_TIMEOUT = P_NCCL_TIMEOUT
+# cudaErrorInvalidValue says little; any specific evidence elsewhere in the text wins.
+P_CODE_UNCERTAIN = P_CUDA_GENERIC + 1
+UNCERTAIN_TOKENS = frozenset({"invalid_argument"})
+
+_CODE_HINTS: Mapping[str, str] = MappingProxyType(
+    {
+        "device_side_assert": _DSA_HINT,
+        "ecc_uncorrectable": _HARDWARE_HINT,
+        "nvlink_uncorrectable": _HARDWARE_HINT,
+        "contained": _HARDWARE_HINT,
+        "launch_timeout": _LAUNCH_TIMEOUT_HINT,
+        "initialization_error": _FORK_HINT,
+        "not_supported": _PLATFORM_HINT,
+        "not_permitted": _PLATFORM_HINT,
+        "out_of_memory": OOM_HINT,
+        "no_kernel_image": (
+            "The torch build (or a CUDA extension) has no kernels for this GPU architecture: "
+            "install a build whose CUDA version and arch list cover the GPU (`hpo doctor` "
+            "shows both); every trial on this GPU will fail the same way."
+        ),
+    }
+)
+
+
+def code_hint(token: str, failure_class: FailureClass) -> str | None:
+    """The hint for a diagnosis made from an error code (``None``: the class's default)."""
+    if token in _CODE_HINTS:
+        return _CODE_HINTS[token]
+    if failure_class is FC.USER_ERROR:
+        return _MISUSE_HINT
+    if failure_class is FC.CUDA_CONTEXT_CORRUPTED:
+        return _STICKY_HINT
+    return None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What the engine looks at: capped text, exception type names and the signal name.
+
+    ``folded`` is ``text.casefold()`` for the anchor prefilter; computed when not given.
+    """
+
+    text: str
+    types: tuple[str, ...] = ()
+    signal: str | None = None
+    folded: str | None = None
+
+
+@dataclass(frozen=True)
+class Match:
+    """The winning rule and the ``code`` its text cue captured, if any."""
+
+    rule: Rule
+    code: str | None = None
+
+
+@dataclass(frozen=True)
+class _CompiledRule:
+    rule: Rule
+    text: re.Pattern[str] | None
+    code: re.Pattern[str] | None  # the text cues that capture ``code``, searched after a match
+    types: re.Pattern[str] | None
+    signals: frozenset[str]
+    # Case-folded literals, one of which every text match contains; () = no prefilter.
+    anchors: tuple[str, ...]
+    # Each text cue on its own with its anchor (None: no anchor, always searched): with a
+    # prefilter only the cues whose anchor occurs are searched, one short regex at a time.
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...] = ()
+
+
+_FLAGS = re.IGNORECASE | re.MULTILINE
+_CODE_GROUP = "(?P<code>"
+_MIN_ANCHOR = 3
+_SPECIAL = set(".^$*+?{}[]|()")
+_QUANTIFIERS = set("*+?{")
+
+
+def _skip_class(pattern: str, index: int) -> int:
+    """Index after the character class that starts at ``pattern[index] == "["``."""
+    index += 1
+    if index < len(pattern) and pattern[index] == "^":
+        index += 1
+    if index < len(pattern) and pattern[index] == "]":
+        index += 1
+    while index < len(pattern) and pattern[index] != "]":
+        index += 2 if pattern[index] == "\\" else 1
+    return index + 1
+
+
+def _group_end(pattern: str, index: int) -> tuple[int, bool]:
+    """For the group opening at ``index``: the index of its ``)`` and whether it alternates."""
+    depth, alternates = 0, False
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            index += 2
+            continue
+        if char == "[":
+            index = _skip_class(pattern, index)
+            continue
+        if char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index, alternates
+        elif char == "|" and depth == 1:
+            alternates = True
+        index += 1
+    return len(pattern), True
+
+
+def _is_plain(pattern: str) -> bool:
+    """True if ``pattern`` is only literal characters (plain or escaped punctuation)."""
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\":
+            if index + 1 >= len(pattern) or pattern[index + 1].isalnum():
+                return False
+            index += 2
+            continue
+        if char in _SPECIAL:
+            return False
+        index += 1
+    return True
+
+
+def _mandatory_runs(pattern: str) -> list[str] | None:
+    """Literal runs every match of ``pattern`` contains (``None``: top-level alternation)."""
+    runs: list[str] = []
+    run: list[str] = []
+
+    def close() -> None:
+        if run:
+            runs.append("".join(run))
+            run.clear()
+
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        literal: str | None = None
+        if char == "\\" and index + 1 < len(pattern):
+            escaped = pattern[index + 1]
+            index += 2
+            if escaped.isalnum():
+                close()  # \d, \s, \b, \n...: not a literal character
+                continue
+            literal = escaped
+        elif char == "[":
+            close()
+            index = _skip_class(pattern, index)
+            continue
+        elif char == "{":
+            close()
+            index = pattern.find("}", index) + 1 or len(pattern)
+            continue
+        elif char == "(":
+            end, alternates = _group_end(pattern, index)
+            body = pattern[index + 1 : end]
+            quantified = end + 1 < len(pattern) and pattern[end + 1] in _QUANTIFIERS
+            prefix = re.match(r"\?(?:P<\w+>|[:>]|-?[aiLmsux]*-?[imsx]*:)?", body)
+            lookaround = body.startswith(("?=", "?!", "?<=", "?<!", "?#"))
+            if alternates or quantified or lookaround or prefix is None:
+                close()
+            else:
+                content = body[prefix.end() :]
+                inner = _mandatory_runs(content)
+                if inner is not None and _is_plain(content):
+                    run.extend(inner[0] if inner else "")  # a literal group continues the run
+                else:
+                    close()
+                    runs.extend(inner or [])
+            index = end + 1
+            if quantified:
+                index += 1
+            continue
+        elif char == "|":
+            return None
+        elif char in _SPECIAL:
+            close()
+            index += 1
+            continue
+        else:
+            literal = char
+            index += 1
+        if index < len(pattern) and pattern[index] in _QUANTIFIERS:
+            close()  # the character before a quantifier is optional or repeated
+            continue
+        run.append(literal)
+    close()
+    return runs
+
+
+def literal_anchor(pattern: str) -> str | None:
+    """The longest literal every match of ``pattern`` contains (case-folded), or ``None``.
+
+    Conservative: characters before a quantifier, character classes, lookarounds,
+    quantified or alternating groups break literal runs; a top-level alternation gives
+    ``None``. The engine uses anchors to skip regexes whose text cannot match (``in`` on the
+    case-folded text is much faster than a case-insensitive regex scan).
+    """
+    runs = _mandatory_runs(pattern)
+    best = max(runs or [], key=len, default="")
+    return best.casefold() if len(best.strip()) >= _MIN_ANCHOR else None
+
+
+def _join(patterns: tuple[str, ...]) -> str:
+    # Several cues may capture ``code``; Python forbids repeated group names, so number them.
+    parts = []
+    for index, pattern in enumerate(patterns):
+        parts.append("(?:" + pattern.replace(_CODE_GROUP, f"(?P<code{index}>") + ")")
+    return "|".join(parts)
+
+
+def _compile(rule: Rule) -> _CompiledRule:
+    text = re.compile(_join(rule.text), _FLAGS) if rule.text else None
+    with_code = tuple(p for p in rule.text if _CODE_GROUP in p)
+    code = re.compile(_join(with_code), _FLAGS) if with_code else None
+    types = re.compile(_join(rule.types)) if rule.types else None
+    anchors = tuple(literal_anchor(p) for p in rule.text)
+    usable = tuple(a for a in anchors if a is not None)
+    parts = tuple((a, re.compile(p, _FLAGS)) for a, p in zip(anchors, rule.text, strict=True))
+    return _CompiledRule(
+        rule, text, code, types, frozenset(rule.signals), usable if usable else (), parts
+    )
+
+
+# Highest priority first; sorted() is stable, so the table order breaks ties.
+_COMPILED: tuple[_CompiledRule, ...] = tuple(
+    _compile(rule) for rule in sorted(RULES, key=lambda r: -r.priority)
+)
+
+
+def _code_of(match: re.Match[str]) -> str | None:
+    for name, value in match.groupdict().items():
+        if name.startswith("code") and value:
+            return value
+    return None
+
+
+def _search_parts(
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...], text: str, folded: str
+) -> re.Match[str] | None:
+    """The match of the first cue (in table order) that occurs in ``text``."""
+    aligned = len(folded) == len(text)
+    for anchor, pattern in parts:
+        if anchor is None:
+            found = pattern.search(text)
+        elif aligned:
+            found = _search_near(anchor, pattern, text, folded)
+        else:
+            found = pattern.search(text) if anchor in folded else None
+        if found is not None:
+            return found
+    return None
+
+
+def _code_of_parts(
+    parts: tuple[tuple[str | None, re.Pattern[str]], ...], text: str, folded: str
+) -> str | None:
+    """The ``code`` of the leftmost match among the cues that capture one."""
+    best: re.Match[str] | None = None
+    for anchor, pattern in parts:
+        if _CODE_GROUP not in pattern.pattern:
+            continue
+        found = _search_parts(((anchor, pattern),), text, folded)
+        if found is not None and (best is None or found.start() < best.start()):
+            best = found
+    return _code_of(best) if best is not None else None
+
+
+_WINDOW_LINES = 3  # a cue's match lies within this many lines around its anchor
+_MAX_WINDOWS = 32
+
+
+def _search_near(
+    anchor: str, pattern: re.Pattern[str], text: str, folded: str
+) -> re.Match[str] | None:
+    """The first match of ``pattern`` in the lines around an occurrence of its ``anchor``.
+
+    Every match contains the anchor, so a match is found here iff the whole text has one
+    (cues span at most a few lines); much cheaper than a case-insensitive scan of the whole
+    text when the anchor is rare. ``text`` and ``folded`` must have the same length.
+    """
+    index = folded.find(anchor)
+    windows = 0
+    while index >= 0:
+        windows += 1
+        if windows > _MAX_WINDOWS:
+            return pattern.search(text, index - 1 if index else 0)
+        low = index
+        for _ in range(_WINDOW_LINES + 1):
+            low = text.rfind("\n", 0, low)
+            if low < 0:
+                break
+        low = low + 1 if low >= 0 else 0
+        high = index + len(anchor)
+        for _ in range(_WINDOW_LINES + 1):
+            high = text.find("\n", high + 1)
+            if high < 0:
+                high = len(text)
+                break
+        found = pattern.search(text, low, high)
+        if found is not None:
+            return found
+        index = folded.find(anchor, max(high, index + 1))
+    return None
+
+
+def _match_one(compiled: _CompiledRule, evidence: Evidence, folded: str) -> Match | None:
+    if evidence.signal is not None and evidence.signal in compiled.signals:
+        return Match(compiled.rule, evidence.signal)
+    matched = compiled.types is not None and any(
+        compiled.types.fullmatch(name) for name in evidence.types
+    )
+    code: str | None = None
+    if not matched and compiled.text is not None and evidence.text:
+        if compiled.anchors:
+            found_part = _search_parts(compiled.parts, evidence.text, folded)
+            if found_part is None:
+                return None
+            # The leftmost cue naming a code gives it, as with one combined regex.
+            matched = True
+            if compiled.code is not None:
+                code = _code_of_parts(compiled.parts, evidence.text, folded)
+        else:
+            found = compiled.text.search(evidence.text)
+            if found is None:
+                return None
+            matched, code = True, _code_of(found)
+    if not matched:
+        return None
+    if code is None and compiled.code is not None and evidence.text:
+        # The cue that matched first (or the exception type) may not be the one naming the code.
+        if compiled.anchors:
+            code = _code_of_parts(compiled.parts, evidence.text, folded)
+        else:
+            with_code = compiled.code.search(evidence.text)
+            code = _code_of(with_code) if with_code is not None else None
+    return Match(compiled.rule, code)
+
+
+def match_rules(evidence: Evidence) -> Match | None:
+    """The highest-priority rule whose cues appear in ``evidence``, or ``None``.
+
+    Linear in the text length per rule; rules are tried strongest first and the first match
+    wins, so typical failures stop after a few searches.
+    """
+    folded = evidence.folded if evidence.folded is not None else evidence.text.casefold()
+    for compiled in _COMPILED:
+        found = _match_one(compiled, evidence, folded)
+        if found is not None:
+            return found
+    return None

@@ -1,0 +1,151 @@
+"""Module-level objectives for tests, demos and benchmarks (importable by spawned workers)."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+
+import optuna
+
+from hpo.testing.faults import inject
+
+
+def null_objective(trial: optuna.Trial) -> float:
+    """The cheapest real objective: one suggestion, no work (overhead benchmarks)."""
+    return trial.suggest_float("x", -10.0, 10.0)
+
+
+def quadratic(trial: optuna.Trial, sleep_s: float = 0.0) -> float:
+    """A small real objective with two parameters and intermediate reports."""
+    x = trial.suggest_float("x", -10.0, 10.0)
+    y = trial.suggest_int("y", -5, 5)
+    for step in range(3):
+        trial.report((x - 2) ** 2 + y * y + 1.0 / (step + 1), step)
+        if sleep_s:
+            time.sleep(sleep_s / 3)
+    return (x - 2) ** 2 + y * y
+
+
+def fault_objective(
+    trial: optuna.Trial,
+    fault: str | None = None,
+    fault_trials: Sequence[int] = (),
+    first_attempt_only: bool = True,
+    sleep_s: float = 0.0,
+    prune_trials: Sequence[int] = (),
+) -> float:
+    """Returns normally except on ``fault_trials`` (by trial number), where it fails as ``fault``.
+
+    Before failing it writes a user attr and an intermediate value, which the runner must keep.
+    With ``first_attempt_only``, a retry (a trial carrying ``retry_of``) does not fail again.
+    """
+    x = trial.suggest_float("x", 0.0, 1.0)
+    trial.set_user_attr("progress", "started")
+    trial.report(x, 0)
+    if sleep_s:
+        time.sleep(sleep_s)
+    if trial.number in prune_trials:
+        raise optuna.TrialPruned("pruned on purpose")
+    retried = "retry_of" in trial.user_attrs
+    if fault and trial.number in fault_trials and not (first_attempt_only and retried):
+        value = inject(fault)
+        return float(value)
+    return x
+
+
+def always_raises(trial: optuna.Trial) -> float:
+    trial.suggest_float("x", 0.0, 1.0)
+    raise ValueError("bad config value: expected a positive learning rate")
+
+
+def returns_bad(trial: optuna.Trial, kind: str = "none") -> object:
+    trial.suggest_float("x", 0.0, 1.0)
+    return {"none": None, "str": "0.5", "nan": math.nan, "inf": math.inf}[kind]
+
+
+def spawns_grandchild(trial: optuna.Trial, pid_file: str, sleep_s: float = 60.0) -> float:
+    """Leaves a grandchild (same process group) running and then hangs: for orphan tests."""
+    trial.suggest_float("x", 0.0, 1.0)
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+    with open(pid_file, "a") as fh:
+        fh.write(f"{os.getpid()} {child.pid}\n")
+    time.sleep(sleep_s)
+    return 0.0
+
+
+def holds_the_gil(trial: optuna.Trial, pid_file: str) -> float:
+    """Leaves a grandchild, then blocks in C while holding the GIL (a hung extension)."""
+    import ctypes
+
+    trial.suggest_float("x", 0.0, 1.0)
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import time; time.sleep(3600)"], start_new_session=True
+    )
+    with open(pid_file, "a") as fh:
+        fh.write(f"{os.getpid()} {child.pid}\n")
+    ctypes.PyDLL(None).sleep(3600)  # libc sleep through PyDLL: the GIL stays held
+    return 0.0
+
+
+def sets_runner_named_attrs(trial: optuna.Trial, fail: bool = True) -> float:
+    """Sets user attributes whose names the runner also uses, then fails (or returns 1.0):
+    the runner must leave the objective's values alone."""
+    trial.suggest_float("x", 0.0, 1.0)
+    for key in ("attempt", "device", "host", "failure_class", "cuda_error"):
+        trial.set_user_attr(key, f"mine:{key}")
+    if fail:
+        raise ValueError("the objective failed on purpose")
+    return 1.0
+
+
+def always_crashes(trial: optuna.Trial, how: str = "sigsegv") -> float:
+    """Dies the same way on every trial, after its first suggestion (a systematic crash)."""
+    trial.suggest_float("x", 0.0, 1.0)
+    inject(how)
+    return 0.0
+
+
+def always_cuda_error(
+    trial: optuna.Trial, text: str = "CUDA error: an illegal instruction was encountered"
+) -> float:
+    """Raises a CUDA error on every trial, as a driver that cannot run the first backward pass."""
+    trial.suggest_float("lr", 1e-5, 1e-2, log=True)
+    try:
+        import torch
+
+        raise torch.AcceleratorError(text)
+    except (ImportError, AttributeError, TypeError):
+        raise RuntimeError(text) from None
+
+
+def returns_a_pair(trial: optuna.Trial) -> tuple[float, float]:
+    """A multi-objective objective run in a study with one direction."""
+    x = trial.suggest_float("x", 0.0, 1.0)
+    return x, 1.0 - x
+
+
+def suggests_slowly(trial: optuna.Trial, n: int = 40, sleep_s: float = 0.05) -> float:
+    """Spends its time inside ``suggest_*`` round trips, so a supervisor killed meanwhile dies
+    in the middle of a call."""
+    total = 0.0
+    for i in range(n):
+        total += trial.suggest_float(f"p{i}", 0.0, 1.0)
+        time.sleep(sleep_s)
+    return total
+
+
+def raises_on_first_trials(trial: optuna.Trial, texts: Sequence[str] = ()) -> float:
+    """Trial ``i`` (for each text) raises ``RuntimeError(texts[i])``; later trials complete."""
+    x = trial.suggest_float("x", 0.0, 1.0)
+    if trial.number < len(texts):
+        text = texts[trial.number]
+        if text.startswith("CUDA error"):
+            import torch
+
+            raise torch.AcceleratorError(text)
+        raise RuntimeError(text)
+    return x
