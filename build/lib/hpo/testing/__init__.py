@@ -1,1 +1,0 @@
-"""Test helpers shipped with the package: fault injection and fault objectives (as ``optuna.testing``)."""
