@@ -23,7 +23,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench import common  # noqa: E402
+from bench import common, overhead  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = {"reuse_1": 1, "reuse_4": 4}
@@ -44,30 +44,16 @@ def _checkout(rev: str, name: str) -> Path:
 
 
 def _measure(tree: Path, workers: int, n: int, tag: str) -> dict[str, Any]:
-    where = common.scratch(f"revisions/{tag}")
-    cfg = {
-        "objective": common.NULL_OBJECTIVE,
-        "storage": common.sqlite_url(where / "study.db"),
-        "n_trials": n,
-        "workers": workers,
-    }
+    """The overhead section's own measurement (``overhead._run_hpo``), run on ``tree``."""
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = str(tree)
     try:
-        run = common.run_hpo(cfg, where, timeout_s=240)
+        return overhead._run_hpo(f"rev-{tag}", {"workers": workers, "n": n}, 0)
     finally:
         if saved is None:
             os.environ.pop("PYTHONPATH", None)
         else:
             os.environ["PYTHONPATH"] = saved
-    ov = run.overheads_s()
-    p50 = common.percentile(ov, 0.5)
-    return {
-        "rc": run.rc,
-        "trials_per_s": run.trials_per_s(),
-        "overhead_ms_p50": p50 * 1000 if p50 is not None else None,
-        "startup_s": run.startup_s,
-    }
 
 
 def main() -> int:

@@ -59,8 +59,10 @@ class QuietFileHandler(logging.FileHandler):
     """A log file that degrades quietly: when its disk is full or it cannot be written, it says
     so once (one line on stderr) and stops, instead of a traceback per record."""
 
-    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
-        if not getattr(self, "broken", False):
+    broken = False
+
+    def _give_up(self) -> None:
+        if not self.broken:
             self.broken = True
             import sys
 
@@ -70,15 +72,18 @@ class QuietFileHandler(logging.FileHandler):
                 file=sys.stderr,
             )
 
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - logging's name
+        self._give_up()
+
     def emit(self, record: logging.LogRecord) -> None:
-        if not getattr(self, "broken", False):
+        if not self.broken:
             super().emit(record)
 
     def flush(self) -> None:
         try:
             super().flush()
         except OSError:
-            self.broken = True
+            self._give_up()
 
     def close(self) -> None:
         try:

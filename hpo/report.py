@@ -59,9 +59,7 @@ def run_summary(sup: Supervisor, code: int) -> str:
     if sup.recovered:
         lines.append(f"hpo: recovered {sup.recovered} trial(s) left running by a dead supervisor")
     if sup.stats.counts:
-        lines.append(
-            "hpo: this run: " + ", ".join(f"{k} {v}" for k, v in sorted(sup.stats.counts.items()))
-        )
+        lines.append("hpo: this run: " + sup.stats.tally())
     if hasattr(sup, "store"):
         value, params, number = _best(sup.store.study)
         if value is not None:
@@ -162,10 +160,7 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
             + (f", ETA {dt.timedelta(seconds=int(eta_s))}" if eta_s else "")
         )
     for q in data["quarantined"]:
-        since = dt.datetime.fromtimestamp(float(q["time"] or 0)).isoformat(timespec="seconds")
-        click.echo(
-            f"quarantined: GPU {q['gpu']} on {q['host']} ({q['uuid']}) since {since}: {q['reason']}"
-        )
+        click.echo(f"quarantined: {_quarantine_line(q)}")
     if running:
         click.echo("running:")
         for r in running:
@@ -409,8 +404,12 @@ def quarantine_main(url: str, name: str | None, lift: str | None, host: str | No
     if not active:
         click.echo(f"no GPU is quarantined in study {study.study_name!r}")
     for q in active:
-        since = dt.datetime.fromtimestamp(float(q.get("time") or 0)).isoformat(timespec="seconds")
-        click.echo(
-            f"GPU {q.get('gpu')} on {q.get('host')} ({q.get('uuid')}) since {since}: {q.get('reason')}"
-        )
+        click.echo(_quarantine_line(q))
     return 0
+
+
+def _quarantine_line(q: dict[str, Any]) -> str:
+    since = dt.datetime.fromtimestamp(float(q.get("time") or 0)).isoformat(timespec="seconds")
+    return (
+        f"GPU {q.get('gpu')} on {q.get('host')} ({q.get('uuid')}) since {since}: {q.get('reason')}"
+    )

@@ -30,7 +30,7 @@ from typing import Any
 
 from hpo import attrs, chaos
 from hpo.config import StudyConfig
-from hpo.devices import QuarantineEvent, check_gpu_requirement, open_planner
+from hpo.devices import Planner, QuarantineEvent, check_gpu_requirement, open_planner
 from hpo.errors import ExitCode, HpoError, StopRun, StorageError
 from hpo.events import EventLog, close_log, log_to_file
 from hpo.failures import (
@@ -80,7 +80,7 @@ class Supervisor:
         self._mechanism = mechanism
         self.n_objectives = len(cfg.study_directions)
         self.pool: WorkerPool
-        self.planner: Any = None
+        self.planner: Planner  # opened in run(), after the study
         self.pending: Asked | None = None  # asked, waiting for a slot (GPU packing)
         self.stopping: ExitCode | None = None
         self.stop_message = ""
@@ -435,7 +435,7 @@ class Supervisor:
                     self._finish(result, lineage, device, None)
                 except Exception as exc:
                     log.error("[trial %d] could not be marked interrupted: %s", result.number, exc)
-        if self.planner is not None:
+        if hasattr(self, "planner"):
             self.planner.close()
 
 

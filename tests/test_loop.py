@@ -10,7 +10,6 @@ spawned, STOPs sent, trials per state, attempts. Elastic's agent tests (scripted
 from __future__ import annotations
 
 import signal
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -350,7 +349,18 @@ def test_an_expired_quarantine_is_forgotten(tmp_path: Path) -> None:
         ),
     )
     _run(tmp_path, sick, clock, n_trials=6, quarantine_after=2, max_retries=5, **gpu)
-    time.sleep(1.1)
+    study = optuna.load_study(
+        study_name="loop", storage=f"sqlite:///{tmp_path / 'run' / 'study.db'}"
+    )
+    (key,) = [k for k in study.user_attrs if k.startswith("hpo:quarantine:")]
+    record = study.user_attrs[key]
+    # Still in force an hour later...
+    study.set_user_attr(key, {**record, "time": record["time"] - 3600})
     mech = FakeMechanism(clock, trial=lambda spec, w: Done())
-    code, sup = _run(tmp_path, mech, clock, n_trials=14, quarantine_expires_s=1, **gpu)
+    code, sup = _run(tmp_path, mech, clock, n_trials=14, quarantine_expires_s=7200, **gpu)
+    assert code == ExitCode.OK and [e.device for e in sup.planner.restored] == [0]
+    # ... forgotten three hours later.
+    study.set_user_attr(key, {**record, "time": record["time"] - 3 * 3600})
+    mech = FakeMechanism(clock, trial=lambda spec, w: Done())
+    code, sup = _run(tmp_path, mech, clock, n_trials=22, quarantine_expires_s=7200, **gpu)
     assert code == ExitCode.OK and not sup.planner.restored

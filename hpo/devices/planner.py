@@ -51,6 +51,11 @@ class Planner(Protocol):
 
     on_gpu: bool
 
+    @property
+    def restored(self) -> Sequence[QuarantineEvent]:
+        """Quarantines an earlier run left on the study, applied at start."""
+        ...
+
     def slot_devices(self) -> list[int | None]: ...
     def env(self, device: int | None) -> dict[str, str]: ...
     def usable(self, device: int | None) -> bool: ...
@@ -92,7 +97,7 @@ class NullPlanner:
     """No GPU: every slot runs on the CPU, nothing is placed, nothing is quarantined."""
 
     on_gpu = False
-    restored: list[QuarantineEvent] = []
+    restored: tuple[QuarantineEvent, ...] = ()
 
     def __init__(self, workers: int, hide_gpus: bool) -> None:
         self._workers = workers
@@ -314,7 +319,7 @@ def check_gpu_requirement(cfg: StudyConfig, run_dir: Path) -> None:
 
 def open_planner(
     cfg: StudyConfig, run_dir: Path, quarantined: Sequence[Mapping[str, Any]] = ()
-) -> DevicePlanner | NullPlanner:
+) -> Planner:
     """The planner for this run: GPUs found by the configured backend, or the CPU; the GPUs in
     ``quarantined`` (records an earlier run left on the study) stay out of rotation."""
     hide = cfg.device_backend == "cpu" or cfg.gpus == "none"

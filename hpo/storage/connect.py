@@ -133,14 +133,19 @@ def is_connection_lost(exc: BaseException) -> bool:
     return any(m in text for m in _LOST)
 
 
-def _chain_text(exc: BaseException) -> str:
-    parts, seen = [], 0
+def _causes(exc: BaseException, limit: int = 6) -> list[BaseException]:
+    """``exc`` and what it wraps, outermost first: Optuna wraps SQLAlchemy's error, which wraps
+    the driver's (``.orig``); the innermost says what is wrong."""
+    out: list[BaseException] = []
     cur: BaseException | None = exc
-    while cur is not None and seen < 6:
-        parts.append(f"{type(cur).__name__}: {cur}")
+    while cur is not None and len(out) < limit:
+        out.append(cur)
         cur = getattr(cur, "orig", None) or cur.__cause__ or cur.__context__
-        seen += 1
-    return " ".join(parts).lower()
+    return out
+
+
+def _chain_text(exc: BaseException) -> str:
+    return " ".join(f"{type(e).__name__}: {e}" for e in _causes(exc)).lower()
 
 
 def describe_storage_error(exc: BaseException, url: str, doing: str) -> str:
@@ -191,12 +196,7 @@ def _with_available_driver(url: str) -> str:
 
 
 def _first_line(exc: BaseException, url: str) -> str:
-    # Optuna wraps driver errors (StorageInternalError from SQLAlchemy's from the driver's):
-    # the innermost one says what is wrong ("attempt to write a readonly database").
-    seen = 0
-    while seen < 5 and (exc.__cause__ is not None or getattr(exc, "orig", None) is not None):
-        exc = getattr(exc, "orig", None) or exc.__cause__  # type: ignore[assignment]
-        seen += 1
+    exc = _causes(exc)[-1]  # the innermost: "attempt to write a readonly database"
     text = str(exc).strip().splitlines()
     line = text[0] if text else type(exc).__name__
     try:

@@ -68,14 +68,20 @@ class Asked:
         )
 
 
-def owner_record(run_dir: Path, worker_pid: int | None, device: int | None) -> dict[str, Any]:
-    """The ``hpo:owner`` system attribute: who runs a trial (read on resume)."""
+@functools.cache
+def _own_ctime() -> float:
     import psutil
 
+    return float(psutil.Process().create_time())
+
+
+def owner_record(run_dir: Path, worker_pid: int | None, device: int | None) -> dict[str, Any]:
+    """The ``hpo:owner`` system attribute: who runs a trial (read on resume). The start time
+    tells this process from a later one with the same pid; it is read once, not per trial."""
     return {
         "host": HOST,
         "pid": os.getpid(),
-        "ctime": psutil.Process().create_time(),
+        "ctime": _own_ctime(),
         "run_dir": str(run_dir),
         "worker_pid": worker_pid,
         "device": device,

@@ -181,13 +181,12 @@ class FakeMechanism:
         watched = set(map(id, objects))
         deadline = self.clock.now + timeout
         while True:
-            ready = [
-                o
-                for w in self.spawned
-                if id(w.chan) in watched or id(w.sentinel) in watched
-                for o in (w.chan, w.sentinel)
-                if id(o) in watched and (o is w.chan and w.chan.inbox or o is w.sentinel and w.exit)
-            ]
+            ready: list[Any] = []
+            for w in self.spawned:  # as multiprocessing.connection.wait: a message, or an exit
+                if w.chan.inbox and id(w.chan) in watched:
+                    ready.append(w.chan)
+                if w.exit is not None and id(w.sentinel) in watched:
+                    ready.append(w.sentinel)
             if ready:
                 return ready
             due = [e for e in self._events if e[0] <= deadline]
