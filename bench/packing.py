@@ -1,4 +1,4 @@
-"""Packing: ``trials_per_gpu: auto`` against fixed 3 and 4 trials per GPU, on simulated GPUs.
+"""Packing: ``trials_per_gpu: auto`` against fixed 2, 3 and 4 trials per GPU, on simulated GPUs.
 
 Runs ``bench/packing_sim.py``'s ``run(seed)`` (a discrete-event simulation of a 24-hour study on
 2 simulated 24 GB GPUs that drives hpo's real ``Packer`` and ``MemoryModel``; see its docstring
@@ -16,7 +16,7 @@ from bench import packing_sim as sim
 KEYS = (
     "trials_per_hour",
     "packing_ooms",
-    "trials_per_hour_retry1",
+    "trials_per_hour_lost",
     "mix_adjusted_trials_per_hour",
     "useful_gpu_pct",
     "gpu_busy_pct",
@@ -35,7 +35,7 @@ def run(quick: bool) -> dict[str, Any]:
             if k in per_seed[0][mode]
         }
     vs: dict[str, Any] = {}
-    for other in ("fixed3", "fixed4"):
+    for other in ("fixed2", "fixed3", "fixed4"):
         if other in per_seed[0]:
             for key in ("trials_per_hour", "mix_adjusted_trials_per_hour"):
                 vs[f"auto/{other} {key}"] = common.summary(

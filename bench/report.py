@@ -40,7 +40,8 @@ EMPTY: dict[str, dict[str, Any]] = {
     "crash": {"crash_kept_ratio": None},
     "packing": {
         "packing": {
-            m: {"trials_per_hour": None, "packing_ooms": None} for m in ("auto", "fixed3", "fixed4")
+            m: {"trials_per_hour": None, "packing_ooms": None}
+            for m in ("auto", "fixed2", "fixed3", "fixed4")
         }
     },
     "ray": {"ray_trials_per_s": None, "ray_reason": None},
@@ -132,7 +133,7 @@ def goals(results: dict[str, Any]) -> list[dict[str, Any]]:
     )
     pk = results.get("packing") or {}
     auto = (pk.get("auto") or {}).get("trials_per_hour")
-    fixed = [(pk.get(m) or {}).get("trials_per_hour") for m in ("fixed3", "fixed4")]
+    fixed = [(pk.get(m) or {}).get("trials_per_hour") for m in ("fixed2", "fixed3", "fixed4")]
     ooms = (pk.get("auto") or {}).get("packing_ooms")
     packing_value = (
         round(auto / max(f for f in fixed if f is not None), 3)
@@ -259,12 +260,12 @@ READINGS: dict[str, dict[str, str]] = {
         "heap after preloading (gc.freeze there cuts the start from ~130 to ~35 ms).",
     },
     "packing": {
-        "met": "auto packing places trials by measured memory and loses none to OOM.",
-        "missed": "auto has zero packing OOMs, but fixed 3 or 4 per GPU finish more trials per "
-        "hour in plain count: their OOMs kill mostly the big-batch trials early, so they "
-        "complete a lighter mix. Weighted by work (mix-adjusted trials/hour) and by useful GPU "
-        "time, auto is ahead (see sections.packing.ratios); with hpo's default retry of a lost "
-        "trial (trials_per_hour_retry1) the fixed settings fall back too.",
+        "met": "auto packing places trials by measured memory (peaks of completed trials, the "
+        "measured per-process overhead, idle workers' contexts) and loses none to OOM; the fixed "
+        "settings lose time to OOMs that hpo retries alone.",
+        "missed": "auto has zero packing OOMs but leaves memory idle (x1.1 headroom, margin, "
+        "head-of-line blocking of the one pending trial); trials_per_hour_lost shows the old "
+        "survivorship view, where OOM'd big trials are simply dropped.",
     },
     "vs_ray": {
         "met": "Ray Tune pays for its actors, trial bookkeeping and experiment checkpoints on "

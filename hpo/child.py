@@ -432,6 +432,7 @@ def run_trial(
     if measure is not None:
         try:
             outcome.peak_gpu_mem_mb = measure.peak_gpu_mem_mb()
+            outcome.gpu_overhead_mb = measure.process_overhead_mb()
         except Exception:
             pass
     return outcome

@@ -160,6 +160,19 @@ class StudyConfig(BaseModel):
             raise ValueError("trials_per_gpu must be >= 1 or 'auto'")
         return v
 
+    @field_validator("gpus")
+    @classmethod
+    def _gpus(cls, v: str | list[int]) -> str | list[int]:
+        if isinstance(v, list):
+            bad = [d for d in v if d < 0]
+            if bad:
+                raise ValueError(f"GPU indices are >= 0, got {bad} (see `hpo doctor`)")
+            if len(set(v)) != len(v):
+                raise ValueError(f"a GPU is listed twice in {v}")
+            if not v:
+                raise ValueError("an empty list: give GPU indices, or 'auto' or 'none'")
+        return v
+
     @field_validator("chaos_faults")
     @classmethod
     def _faults(cls, v: list[str] | None) -> list[str] | None:

@@ -263,7 +263,9 @@ def check_transformer() -> CheckResult:
     if pre is not None:
         pre.name = "transformer"
         return pre
-    amp = torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+    amp = (
+        torch.bfloat16 if torch.cuda.is_bf16_supported(including_emulation=False) else torch.float16
+    )
     for i in _gpu_devices():
         dev = f"cuda:{i}"
         layer = torch.nn.TransformerEncoderLayer(

@@ -37,7 +37,10 @@ class Outcome:
     ``values`` is set for COMPLETE; ``exception_type`` (qualified name, e.g.
     ``torch.OutOfMemoryError``), ``message`` and ``traceback`` (the tail, chained causes included)
     for FAILED (and PRUNED, when the objective gave a reason). ``peak_gpu_mem_mb`` is the trial's
-    measured peak where a GPU (real or simulated) was used. ``extra`` carries optional notes:
+    measured peak where a GPU (real or simulated) was used; ``gpu_overhead_mb`` what the
+    worker process holds on its GPU beyond PyTorch's reserved memory (NVML's figure for the
+    process minus ``torch.cuda.memory_reserved()``: the CUDA context and other libraries), where
+    it could be measured. ``extra`` carries optional notes:
     ``log_error`` (the trial log could not be written).
     """
 
@@ -49,6 +52,7 @@ class Outcome:
     traceback: str = ""
     duration_s: float = 0.0
     peak_gpu_mem_mb: float | None = None
+    gpu_overhead_mb: float | None = None
     worker_pid: int = 0
     fault: str | None = None  # the chaos fault injected into this trial, if any
     error_code: int | None = None  # torch.AcceleratorError.error_code, where there was one

@@ -267,7 +267,7 @@ class Supervisor:
         run = self.pool.release(slot) if slot.running is not None else None
         self._retire(slot, reason)
         if run is not None:
-            self.planner.finished(run.number, None, oom=False)
+            self.planner.finished(run.number, None)
             if self.pending is None and isinstance(run.origin, Asked):
                 self.pending = run.origin
             else:
@@ -364,7 +364,7 @@ class Supervisor:
         the trial's user attributes (attempt and retry counts of its parameters)."""
         number, diag = result.number, result.diagnosis
         shared, lost = self.planner.was_shared(number), not self.planner.usable(device)
-        self.planner.finished(number, result.peak_gpu_mem_mb, oom=result.failure_class is FC.OOM)
+        self.planner.finished(number, result)
         sticky = bool(diag and diag.sticky)
         n_sticky, health = self.planner.sticky_context(device) if sticky else (0, None)
         situation = replace(

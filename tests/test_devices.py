@@ -15,6 +15,7 @@ from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
+import pynvml
 import pytest
 
 from hpo.config import SimulatedGPUConfig
@@ -29,6 +30,7 @@ from hpo.devices import (
 )
 from hpo.devices import simulated as sim
 from hpo.devices.nvml import NVMLBackend, NVMLUnavailable
+from hpo.testing.fake_nvml import fake_device, make_pynvml
 
 ROOT = Path(__file__).resolve().parents[1]
 MB = 1024 * 1024
@@ -37,159 +39,9 @@ MB = 1024 * 1024
 # =================================================================================================
 # A fake pynvml module
 # =================================================================================================
-class FakeNVMLError(Exception):
-    value = 999
-
-    def __str__(self) -> str:
-        return type(self).__name__.removeprefix("NVMLError_") or "Unknown Error"
-
-
-def _err(name: str, value: int) -> type[FakeNVMLError]:
-    return type(name, (FakeNVMLError,), {"value": value})
-
-
-NotSupported = _err("NVMLError_NotSupported", 3)
-NoPermission = _err("NVMLError_NoPermission", 4)
-LibraryNotFound = _err("NVMLError_LibraryNotFound", 12)
-FunctionNotFound = _err("NVMLError_FunctionNotFound", 13)
-GpuIsLost = _err("NVMLError_GpuIsLost", 15)
-
-
-class FakeMismatch(Exception):
-    pass
-
-
-def fake_device(i: int, **kw: Any) -> dict[str, Any]:
-    dev = {
-        "name": b"NVIDIA GeForce RTX 4090",
-        "uuid": f"GPU-0000000{i}-aaaa-bbbb-cccc-dddddddddddd",
-        "total": 24564 * MB,
-        "free": 20000 * MB,
-        "used": 4564 * MB,
-        "util": 37,
-        "ecc": 0,
-        "retired": {0: [0x1000], 1: [0x2000, 0x3000]},
-        "pending": 0,
-        "remapped": (0, 0, 0, 0),
-        "busId": f"00000000:0{i + 1}:00.0".encode(),
-        "procs": [(4242, 3000 * MB), (4343, None)],
-        "lost": False,
-    }
-    dev.update(kw)
-    return dev
-
-
-def make_pynvml(
-    devices: list[dict[str, Any]],
-    *,
-    init_error: type[Exception] | None = None,
-    unsupported: set[str] = frozenset(),  # type: ignore[assignment]
-    missing: set[str] = frozenset(),  # type: ignore[assignment]
-    not_found: set[str] = frozenset(),  # type: ignore[assignment]
-) -> ModuleType:
-    """A stand-in for ``pynvml`` with the calls the backend makes, driven by ``devices``."""
-    mod = ModuleType("pynvml")
-    calls: list[str] = []
-    mod.calls = calls  # type: ignore[attr-defined]
-    mod.devices = devices  # type: ignore[attr-defined]
-    for cls in (NotSupported, NoPermission, LibraryNotFound, FunctionNotFound, GpuIsLost):
-        setattr(mod, cls.__name__, cls)
-    mod.NVMLError = FakeNVMLError  # type: ignore[attr-defined]
-    mod.NVMLLibraryMismatchError = FakeMismatch  # type: ignore[attr-defined]
-    mod.NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1  # type: ignore[attr-defined]
-    mod.NVML_VOLATILE_ECC = 0  # type: ignore[attr-defined]
-    mod.NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS = 0  # type: ignore[attr-defined]
-    mod.NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR = 1  # type: ignore[attr-defined]
-
-    def api(name: str) -> Any:
-        def deco(fn: Any) -> Any:
-            def wrapper(*args: Any) -> Any:
-                calls.append(name)
-                if name in unsupported:
-                    raise NotSupported()
-                if name in not_found:
-                    raise FunctionNotFound()
-                if (
-                    args
-                    and isinstance(args[0], dict)
-                    and args[0]["lost"]
-                    and name != "nvmlShutdown"
-                ):
-                    raise GpuIsLost()
-                return fn(*args)
-
-            if name not in missing:
-                setattr(mod, name, wrapper)
-            return wrapper
-
-        return deco
-
-    @api("nvmlInit")
-    def _init() -> None:
-        if init_error is not None:
-            raise init_error()
-
-    @api("nvmlShutdown")
-    def _shutdown() -> None:
-        return None
-
-    @api("nvmlDeviceGetCount")
-    def _count() -> int:
-        return len(devices)
-
-    @api("nvmlDeviceGetHandleByIndex")
-    def _handle(i: int) -> dict[str, Any]:
-        return devices[i]
-
-    @api("nvmlDeviceGetName")
-    def _name(h: dict[str, Any]) -> Any:
-        return h["name"]
-
-    @api("nvmlDeviceGetUUID")
-    def _uuid(h: dict[str, Any]) -> Any:
-        return h["uuid"]
-
-    @api("nvmlDeviceGetMemoryInfo")
-    def _mem(h: dict[str, Any]) -> Any:
-        return SimpleNamespace(total=h["total"], free=h["free"], used=h["used"])
-
-    @api("nvmlDeviceGetUtilizationRates")
-    def _util(h: dict[str, Any]) -> Any:
-        return SimpleNamespace(gpu=h["util"], memory=10)
-
-    @api("nvmlDeviceGetTotalEccErrors")
-    def _ecc(h: dict[str, Any], err_type: int, counter: int) -> int:
-        assert (err_type, counter) == (1, 0)  # uncorrected, volatile
-        return int(h["ecc"])
-
-    @api("nvmlDeviceGetRetiredPages")
-    def _retired(h: dict[str, Any], cause: int) -> list[int]:
-        return list(h["retired"][cause])
-
-    @api("nvmlDeviceGetRetiredPagesPendingStatus")
-    def _pending(h: dict[str, Any]) -> int:
-        return int(h["pending"])
-
-    @api("nvmlDeviceGetRemappedRows")
-    def _remapped(h: dict[str, Any]) -> tuple[int, int, int, int]:
-        return h["remapped"]
-
-    @api("nvmlDeviceGetPciInfo")
-    def _pci(h: dict[str, Any]) -> Any:
-        return SimpleNamespace(busId=h["busId"])
-
-    def procs(h: dict[str, Any]) -> list[Any]:
-        return [SimpleNamespace(pid=p, usedGpuMemory=m) for p, m in h["procs"]]
-
-    api("nvmlDeviceGetComputeRunningProcesses_v3")(procs)
-    api("nvmlDeviceGetComputeRunningProcesses_v2")(procs)
-    api("nvmlDeviceGetComputeRunningProcesses")(procs)
-
-    @api("nvmlSystemGetDriverVersion")
-    def _driver() -> bytes:
-        return b"550.54.14"
-
-    return mod
+NotSupported = pynvml.NVMLError_NotSupported
+NoPermission = pynvml.NVMLError_NoPermission
+GpuIsLost = pynvml.NVMLError_GpuIsLost
 
 
 @pytest.fixture
@@ -198,6 +50,7 @@ def fake_nvml(monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
 
     def install(devices: list[dict[str, Any]] | None = None, **kw: Any) -> ModuleType:
         mod = make_pynvml([fake_device(0), fake_device(1)] if devices is None else devices, **kw)
+        monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
         monkeypatch.setitem(sys.modules, "pynvml", mod)
         return mod
 
@@ -226,6 +79,7 @@ def test_auto_opens_nvml_and_reads_every_field(fake_nvml: Any) -> None:
         ecc_uncorrected=0,
         retired_pages=3,
         pci_bus_id="00000000:02:00.0",
+        nvml_index=1,
     )
     assert backend.driver_version() == "550.54.14"
     assert backend.health(0) == Health(True, "ok")
@@ -275,12 +129,12 @@ def test_zero_devices(fake_nvml: Any) -> None:
 
 
 def test_nvml_init_failure(fake_nvml: Any) -> None:
-    fake_nvml(init_error=LibraryNotFound)
+    fake_nvml(init_error=pynvml.NVML_ERROR_LIBRARY_NOT_FOUND)
     backend = open_backend("auto")
     assert isinstance(backend, CPUBackend)
     assert "nvmlInit failed" in backend.reason
     with pytest.raises(
-        DeviceError, match="device_backend: nvml but nvmlInit failed: LibraryNotFound"
+        DeviceError, match="device_backend: nvml but nvmlInit failed: NVML Shared Library Not Found"
     ):
         open_backend("nvml")
     with pytest.raises(NVMLUnavailable):
@@ -335,7 +189,9 @@ def test_process_memory_version_mismatch_and_not_supported(fake_nvml: Any) -> No
             "nvmlDeviceGetComputeRunningProcesses_v2",
         }
     )
-    mod.nvmlDeviceGetComputeRunningProcesses = lambda h: (_ for _ in ()).throw(FakeMismatch())
+    mod.nvmlDeviceGetComputeRunningProcesses = lambda h: (_ for _ in ()).throw(
+        pynvml.NVMLLibraryMismatchError()
+    )
     assert NVMLBackend().process_memory(0) == {}
     fake_nvml(unsupported={"nvmlDeviceGetComputeRunningProcesses_v3"})
     assert NVMLBackend().process_memory(0) == {}
@@ -363,7 +219,7 @@ def test_health_flags_new_ecc_errors_only(fake_nvml: Any) -> None:
         ({"pending": 1}, "retired pages pending"),
         ({"remapped": (1, 1, 1, 0)}, "row remapping pending"),
         ({"remapped": (0, 3, 0, 1)}, "failed a row remapping"),
-        ({"lost": True}, "GpuIsLost"),
+        ({"lost": True}, "GPU is lost"),
     ],
 )
 def test_health_failures(fake_nvml: Any, change: dict[str, Any], reason: str) -> None:
@@ -376,13 +232,13 @@ def test_health_failures(fake_nvml: Any, change: dict[str, Any], reason: str) ->
     assert backend.health(1).ok
 
 
-def test_lost_gpu_at_start_is_reported_by_health(fake_nvml: Any) -> None:
-    fake_nvml([fake_device(0, lost=True)])
+def test_lost_gpu_at_start_is_left_out_and_said_why(fake_nvml: Any) -> None:
+    fake_nvml([fake_device(0, lost=True), fake_device(1)])
     backend = NVMLBackend()
-    assert backend.count == 1
-    assert not backend.health(0).ok
-    with pytest.raises(GpuIsLost):
-        backend.info(0)
+    assert (backend.nvml_count, backend.count) == (2, 1)
+    assert backend.unavailable == {0: "GPU is lost"}
+    assert backend.info(0).uuid == "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd"
+    assert "not usable: NVML GPU 0 (GPU is lost)" in backend.describe()
 
 
 def test_bad_index(fake_nvml: Any) -> None:
@@ -394,12 +250,13 @@ def test_bad_index(fake_nvml: Any) -> None:
         backend.env(-1)
 
 
-def test_nvml_env_pins_one_gpu_in_pci_order(fake_nvml: Any) -> None:
+def test_nvml_env_pins_one_gpu_by_uuid(fake_nvml: Any) -> None:
     backend = NVMLBackend()
     assert backend.env(1) == {
-        "CUDA_VISIBLE_DEVICES": "1",
+        "CUDA_VISIBLE_DEVICES": "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd",
         "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
         "HPO_DEVICE_INDEX": "1",
+        "HPO_DEVICE_UUID": "GPU-00000001-aaaa-bbbb-cccc-dddddddddddd",
     }
     assert backend.env(None)["CUDA_VISIBLE_DEVICES"] == ""
 
@@ -419,7 +276,7 @@ def test_shutdown_error_is_swallowed(fake_nvml: Any) -> None:
 
     def failing_shutdown() -> None:
         tries.append(1)
-        raise FakeNVMLError()
+        raise pynvml.NVMLError(pynvml.NVML_ERROR_UNKNOWN)
 
     mod.nvmlShutdown = failing_shutdown
     backend.close()  # must not raise

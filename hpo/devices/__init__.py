@@ -10,11 +10,13 @@ from __future__ import annotations
 
 from hpo.devices.base import (
     ENV_DEVICE_INDEX,
+    ENV_DEVICE_UUID,
     ENV_SIM_FOOTPRINTS,
     ENV_SIM_STATE,
     CPUBackend,
     DeviceBackend,
     DeviceError,
+    DeviceQueryError,
     GPUInfo,
     Health,
     Resettable,
@@ -35,12 +37,14 @@ from hpo.devices.planner import (
 
 __all__ = [
     "ENV_DEVICE_INDEX",
+    "ENV_DEVICE_UUID",
     "ENV_SIM_FOOTPRINTS",
     "ENV_SIM_STATE",
     "CPUBackend",
     "DeviceBackend",
     "DevicePlanner",
     "DeviceError",
+    "DeviceQueryError",
     "GPUInfo",
     "Health",
     "MemoryModel",

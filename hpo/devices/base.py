@@ -6,10 +6,12 @@ NVIDIA GPUs, :class:`~hpo.devices.simulated.SimulatedBackend` for tests, demos a
 and :class:`CPUBackend`, the null object with no devices, used wherever no GPU is found so that
 callers never need an ``if backend is None``.
 
-Device indices are NVML indices. NVML enumerates GPUs in PCI bus order; CUDA does too once
-``CUDA_DEVICE_ORDER=PCI_BUS_ID`` is set, which :meth:`DeviceBackend.env` always sets, so NVML
-index ``n`` is CUDA device ``n`` and a worker pinned with ``CUDA_VISIBLE_DEVICES=n`` sees it as
-``cuda:0``.
+Device index ``n`` is the ``n``-th device this process may use: of the GPUs (or, for a GPU in
+MIG mode, its MIG instances) that the parent's ``CUDA_VISIBLE_DEVICES`` leaves visible and that
+the process may open, in CUDA's order under ``CUDA_DEVICE_ORDER=PCI_BUS_ID``. Without a
+scheduler's ``CUDA_VISIBLE_DEVICES`` and with every GPU accessible, it is the NVML index (what
+``nvidia-smi`` shows). :meth:`DeviceBackend.env` pins a worker by the device's UUID, so the
+worker sees exactly that device as ``cuda:0``.
 """
 
 from __future__ import annotations
@@ -28,10 +30,16 @@ BackendKind = Literal["auto", "nvml", "simulated", "cpu"]
 ENV_DEVICE_INDEX = "HPO_DEVICE_INDEX"
 ENV_SIM_STATE = "HPO_SIM_STATE"
 ENV_SIM_FOOTPRINTS = "HPO_SIM_FOOTPRINTS"
+ENV_DEVICE_UUID = "HPO_DEVICE_UUID"
 
 
 class DeviceError(HpoError):
     """A device backend that was asked for explicitly cannot be opened, or a bad device index."""
+
+
+class DeviceQueryError(DeviceError):
+    """A query about one device failed (NVML: the GPU is lost, an unknown error, no permission):
+    that device should leave rotation; the run goes on."""
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,8 @@ class GPUInfo:
     ecc_uncorrected: int | None = None  # volatile uncorrectable ECC errors since the driver loaded
     retired_pages: int | None = None  # pages retired (single- and double-bit causes)
     pci_bus_id: str | None = None
+    nvml_index: int | None = None  # the (parent) GPU's NVML index, as nvidia-smi numbers it
+    mig_slot: int | None = None  # a MIG instance: its index on that GPU
 
 
 @dataclass(frozen=True)
@@ -91,7 +101,12 @@ class DeviceBackend(Protocol):
 
 def cpu_env() -> dict[str, str]:
     """Environment of a worker that must not see any GPU."""
-    return {"CUDA_VISIBLE_DEVICES": "", "CUDA_DEVICE_ORDER": "PCI_BUS_ID", ENV_DEVICE_INDEX: ""}
+    return {
+        "CUDA_VISIBLE_DEVICES": "",
+        "CUDA_DEVICE_ORDER": "PCI_BUS_ID",
+        ENV_DEVICE_INDEX: "",
+        ENV_DEVICE_UUID: "",
+    }
 
 
 @runtime_checkable

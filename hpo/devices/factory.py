@@ -22,7 +22,8 @@ def open_backend(
     """Open the backend named by the study config's ``device_backend``.
 
     ``"auto"`` opens NVML when ``pynvml`` imports, ``nvmlInit`` succeeds and at least one GPU is
-    present, and otherwise the :class:`CPUBackend`: it never raises on a machine without a GPU.
+    usable by this process (accessible, and in the parent's ``CUDA_VISIBLE_DEVICES``), and
+    otherwise the :class:`CPUBackend`: it never raises on a machine without a GPU.
     ``"nvml"`` raises :class:`DeviceError` (one line, with the NVML reason) when NVML is missing.
     ``"simulated"`` creates or joins the ledger under ``state_dir`` (required) with ``sim``.
     """
@@ -44,7 +45,12 @@ def open_backend(
         log.info("no NVIDIA GPU (%s): trials run on CPU", exc)
         return CPUBackend(str(exc))
     if kind == "auto" and backend.count == 0:
+        why = (
+            "NVML reports 0 GPUs"
+            if backend.nvml_count == 0
+            else f"no GPU this process may use; {backend.describe()}"
+        )
         backend.close()
-        log.info("NVML found no GPU: trials run on CPU")
-        return CPUBackend("NVML reports 0 GPUs")
+        log.info("%s: trials run on CPU", why)
+        return CPUBackend(why)
     return backend

@@ -8,10 +8,13 @@ per-process peak counts as a measurement too, so the same worker code serves bot
 from __future__ import annotations
 
 import gc
+import os
 import sys
 from types import ModuleType
+from typing import Any
 
 from hpo.devices import simulated
+from hpo.devices.base import ENV_DEVICE_UUID
 
 _MB = 1024 * 1024
 
@@ -62,6 +65,57 @@ def peak_gpu_mem_mb() -> float | None:
     if sim is not None:
         values.append(sim)
     return max(values) if values else None
+
+
+_nvml_handle: list[Any] = []  # this worker's (pynvml module, device handle), once opened
+
+
+def _own_device() -> tuple[Any, Any] | None:
+    if not _nvml_handle:
+        uuid = os.environ.get(ENV_DEVICE_UUID)
+        if not uuid:
+            return None
+        try:
+            import pynvml
+
+            pynvml.nvmlInit()
+            _nvml_handle.extend([pynvml, pynvml.nvmlDeviceGetHandleByUUID(uuid)])
+        except Exception:
+            return None
+    return _nvml_handle[0], _nvml_handle[1]
+
+
+def process_overhead_mb(pid: int | None = None) -> float | None:
+    """What this process holds on its GPU beyond PyTorch's reserved memory, in MB: NVML's
+    per-process figure (``usedGpuMemory`` of this pid in ``nvmlDeviceGetComputeRunningProcesses``)
+    minus ``torch.cuda.memory_reserved()``. That is the CUDA context plus memory taken outside
+    the caching allocator (cuBLAS workspaces, NCCL), which ``max_memory_reserved`` misses.
+
+    ``None`` where it cannot be measured: CUDA not initialised here, no ``HPO_DEVICE_UUID``, no
+    NVML, no per-process figure (WDDM under WSL2/Windows), or NVML reports pids of another pid
+    namespace (a container) so this process is not found. Never initialises CUDA.
+    """
+    if not cuda_initialised():
+        return None
+    dev = _own_device()
+    if dev is None:
+        return None
+    nvml, handle = dev
+    me = os.getpid() if pid is None else pid
+    try:
+        used = [
+            p.usedGpuMemory
+            for p in nvml.nvmlDeviceGetComputeRunningProcesses(handle)
+            if int(p.pid) == me and p.usedGpuMemory is not None
+        ]
+    except Exception:
+        return None
+    if not used:
+        return None
+    torch = _torch()
+    assert torch is not None
+    reserved = sum(float(torch.cuda.memory_reserved(d)) for d in _devices(torch))
+    return max(0.0, (float(sum(used)) - reserved) / _MB)
 
 
 def clear_caches() -> None:

@@ -7,7 +7,12 @@ tests and ``bench/packing_sim.py`` drive the very same code.
 trials with the same *key* (the values of the parameters that decide memory: by default every
 parameter whose value is not a float, e.g. model name and batch size, but not learning rate).
 A prediction is the largest peak seen for the key times ``headroom`` (1.1); an unseen key is
-unknown (``None``).
+unknown (``None``). Only trials that completed teach it a peak: a pruned or failed trial stopped
+early, so its peak is only a lower bound, which may raise a prediction (never lower it) and
+never makes a key known. An OOM marks its key "run alone" until a trial of that key completes,
+and the OOM'd trial's peak stays a lower bound after that. When trials of one key peak far
+apart (more than ``VARIES`` times), their memory depends on a parameter the key leaves out (by
+default, a float): the key then runs alone and :meth:`MemoryModel.varies` says how to fix it.
 
 :class:`Packer` places trials. With a fixed ``trials_per_gpu`` N, a GPU takes at most N trials
 whatever their memory. With ``"auto"``, a trial starts on a GPU only if its prediction plus
@@ -15,7 +20,9 @@ whatever their memory. With ``"auto"``, a trial starts on a GPU only if its pred
 when ``free_mb`` is given, the measured free memory minus the predictions of trials started in
 the last ``settle_s`` seconds, which may not have reached their peak yet). Every trial also
 counts ``overhead_mb``, memory its measured peak misses (the CUDA context of its process, about
-300-500 MB, which ``torch.cuda.max_memory_reserved`` does not include). A trial whose
+300-500 MB, which ``torch.cuda.max_memory_reserved`` does not include): a guess until workers
+measure it (:meth:`Packer.set_overhead`), and counted for idle workers that hold a context too
+(:meth:`Packer.note_context`, up to the device's worker slots). A trial whose
 prediction is unknown runs alone, and so does one too big to share a GPU: that is the
 conservative start. Among the GPUs that fit, the one with the fewest running trials wins (they
 share its compute), then the tightest fit (big holes stay free for big trials), then the lowest
@@ -35,6 +42,9 @@ log = logging.getLogger(__name__)
 
 ParamKey = tuple[tuple[str, Any], ...]
 
+#: Completed peaks of one key this many times apart: memory depends on a parameter not in the key.
+VARIES = 1.5
+
 
 class MemoryModel:
     """Peak GPU memory (MB) per parameter key, learned from finished trials."""
@@ -45,7 +55,10 @@ class MemoryModel:
         self.keys = None if keys is None else tuple(keys)
         self.headroom = headroom
         self._peaks: dict[ParamKey, float] = {}
+        self._least: dict[ParamKey, float] = {}  # smallest completed peak per key
+        self._floor: dict[ParamKey, float] = {}  # lower bounds from pruned, failed and OOM'd trials
         self._oom: set[ParamKey] = set()
+        self._varies: dict[ParamKey, str] = {}  # keys whose peaks vary: runs alone, and why
 
     def key(self, params: Mapping[str, Any]) -> ParamKey:
         """The part of ``params`` that decides memory."""
@@ -58,26 +71,49 @@ class MemoryModel:
         )
 
     def observe(self, params: Mapping[str, Any], peak_mb: float) -> None:
-        """Record a finished trial's measured peak (MB)."""
-        if peak_mb < 0 or math.isnan(peak_mb):
-            raise ValueError(f"peak_mb must be a non-negative number, got {peak_mb}")
+        """Record the measured peak (MB) of a trial that *completed* (see :meth:`observe_partial`
+        for the others). It clears the key's OOM mark: the key was measured whole."""
+        _check(peak_mb)
         k = self.key(params)
         self._peaks[k] = max(self._peaks.get(k, 0.0), float(peak_mb))
+        self._least[k] = min(self._least.get(k, math.inf), float(peak_mb))
         self._oom.discard(k)
+        if k not in self._varies and self._peaks[k] > VARIES * max(self._least[k], 1.0):
+            floats = sorted(n for n, v in params.items() if isinstance(v, float))
+            self._varies[k] = (
+                f"trials with {_show(k)} peaked between {self._least[k]:.0f} and "
+                f"{self._peaks[k]:.0f} MB, so their memory depends on a parameter the memory key "
+                f"leaves out{' (float parameters: ' + ', '.join(floats) + ')' if floats else ''}"
+            )
 
-    def observe_oom(self, params: Mapping[str, Any]) -> None:
-        """A trial with these params ran out of memory: it runs alone until a peak is measured."""
-        self._oom.add(self.key(params))
+    def observe_partial(self, params: Mapping[str, Any], peak_mb: float) -> None:
+        """A pruned or failed trial's peak: a lower bound for its key, never a measurement."""
+        _check(peak_mb)
+        k = self.key(params)
+        self._floor[k] = max(self._floor.get(k, 0.0), float(peak_mb))
+
+    def observe_oom(self, params: Mapping[str, Any], peak_mb: float | None = None) -> None:
+        """A trial with these params ran out of memory: it runs alone until one completes, and
+        ``peak_mb`` (what it held when it died) stays a lower bound."""
+        k = self.key(params)
+        self._oom.add(k)
+        if peak_mb is not None:
+            self.observe_partial(params, peak_mb)
 
     def predict(self, params: Mapping[str, Any] | None) -> float | None:
-        """Predicted peak in MB; ``None`` if unknown; ``inf`` after an OOM (must run alone)."""
+        """Predicted peak in MB; ``None`` if unknown; ``inf`` after an OOM, or for a key whose
+        peaks vary (must run alone)."""
         if params is None:
             return None
         k = self.key(params)
-        if k in self._oom:
+        if k in self._oom or k in self._varies:
             return math.inf
         peak = self._peaks.get(k)
-        return None if peak is None else peak * self.headroom
+        return None if peak is None else max(peak, self._floor.get(k, 0.0)) * self.headroom
+
+    def varies(self) -> dict[ParamKey, str]:
+        """Keys whose completed peaks lie more than ``VARIES`` times apart, and what was seen."""
+        return dict(self._varies)
 
     def observed(self) -> dict[ParamKey, float]:
         """The largest measured peak per key (a copy)."""
@@ -85,6 +121,15 @@ class MemoryModel:
 
     def __len__(self) -> int:
         return len(self._peaks)
+
+
+def _check(peak_mb: float) -> None:
+    if peak_mb < 0 or math.isnan(peak_mb):
+        raise ValueError(f"peak_mb must be a non-negative number, got {peak_mb}")
+
+
+def _show(key: ParamKey) -> str:
+    return ", ".join(f"{name}={value!r}" for name, value in key) or "any parameters"
 
 
 def _hashable(value: Any) -> Any:
@@ -109,7 +154,9 @@ class Packer:
     ``devices``: GPU indices in use; ``capacity_mb``: total memory per device;
     ``trials_per_gpu``: N or ``"auto"``; ``margin_mb``: kept free beyond each prediction;
     ``model``: the :class:`MemoryModel` (fed by :meth:`finish`); ``free_mb``: optional measured
-    free memory per device (NVML), which also accounts for processes that are not ours.
+    free memory per device (NVML), which also accounts for processes that are not ours;
+    ``overhead_mb``: the per-process memory a measured peak misses, until :meth:`set_overhead`
+    gives a measurement; ``slots``: worker processes per device (caps :meth:`note_context`).
     """
 
     def __init__(
@@ -124,6 +171,7 @@ class Packer:
         clock: Callable[[], float] = time.monotonic,
         settle_s: float = 30.0,
         overhead_mb: int = 0,
+        slots: Mapping[int, int] | None = None,
     ) -> None:
         if trials_per_gpu != "auto" and (not isinstance(trials_per_gpu, int) or trials_per_gpu < 1):
             raise ValueError(f"trials_per_gpu must be >= 1 or 'auto', got {trials_per_gpu!r}")
@@ -143,6 +191,9 @@ class Packer:
         self.clock = clock
         self.settle_s = settle_s
         self.overhead_mb = overhead_mb
+        self.slots = dict(slots) if slots is not None else {}
+        self._overhead: dict[int, float] = {}  # measured per device (the largest seen)
+        self._contexts: dict[int, set[int]] = {d: set() for d in self.devices}
         self._running: dict[int, _Running] = {}
         self._quarantined: dict[int, str] = {}
 
@@ -163,20 +214,38 @@ class Packer:
         r = self._running.get(trial_number)
         return None if r is None else r.device
 
-    def need_mb(self, params: Mapping[str, Any] | None) -> float | None:
-        """Memory a trial with ``params`` is expected to take: prediction + ``overhead_mb``."""
+    def overhead(self, device: int | None = None) -> float:
+        """Per-process memory on ``device`` that peaks miss: measured, else ``overhead_mb``."""
+        return (
+            self._overhead.get(device, self.overhead_mb)
+            if device is not None
+            else (max(self._overhead.values(), default=self.overhead_mb))
+        )
+
+    def need_mb(self, params: Mapping[str, Any] | None, device: int | None = None) -> float | None:
+        """Memory a trial with ``params`` is expected to take: prediction + per-process overhead."""
         pred = self.model.predict(params)
-        return None if pred is None else pred + self.overhead_mb
+        return None if pred is None else pred + self.overhead(device)
 
     def predicted_mb(self, trial_number: int) -> float | None:
         """The current expectation for a running trial (``None``: unknown)."""
         r = self._running.get(trial_number)
-        return None if r is None else self.need_mb(r.params)
+        return None if r is None else self.need_mb(r.params, r.device)
 
     def reserved_mb(self, device: int) -> float | None:
-        """Sum of expectations of the trials on ``device`` (``None`` if any is unknown)."""
-        preds = [self.need_mb(r.params) for r in self._on(device)]
-        return None if any(p is None for p in preds) else sum(p for p in preds if p is not None)
+        """Sum of expectations of the trials on ``device`` and of its idle workers' contexts
+        (``None`` if any trial is unknown)."""
+        preds = [self.need_mb(r.params, device) for r in self._on(device)]
+        if any(p is None for p in preds):
+            return None
+        return sum(p for p in preds if p is not None) + self._idle_contexts_mb(device)
+
+    def _idle_contexts_mb(self, device: int) -> float:
+        """Memory held by workers on ``device`` that have a CUDA context and run no trial."""
+        held = len(self._contexts.get(device, ()))
+        if device in self.slots:
+            held = min(held, self.slots[device])
+        return max(0, held - len(self._on(device))) * self.overhead(device)
 
     # -- decisions -------------------------------------------------------------------------------
     def choose(self, params: Mapping[str, Any] | None, exclude: Sequence[int] = ()) -> int | None:
@@ -273,8 +342,9 @@ class Packer:
         """Memory left on ``device`` by our predictions and, if measured, by the GPU itself."""
         on = self._on(device)
         cap = float(self.capacity_mb[device])
-        preds = [p if p is not None else cap for p in (self.need_mb(r.params) for r in on)]
-        room = self.capacity_mb[device] - sum(preds)
+        needs = (self.need_mb(r.params, device) for r in on)
+        preds = [p if p is not None else cap for p in needs]
+        room = self.capacity_mb[device] - sum(preds) - self._idle_contexts_mb(device)
         if self.free_mb is not None:
             now = self.clock()
             settling = sum(
@@ -288,9 +358,9 @@ class Packer:
         on = self._on(device)
         if self.trials_per_gpu != "auto":
             return 0.0 if len(on) < self.trials_per_gpu else None
-        if any(self.need_mb(r.params) is None for r in on):
+        if any(self.need_mb(r.params, device) is None for r in on):
             return None  # a trial of unknown size runs alone
-        pred = self.need_mb(params)
+        pred = self.need_mb(params, device)
         if pred is None or self._too_big(device, pred):
             return None if on else float(self.capacity_mb[device])
         room = self._headroom(device) - pred
@@ -315,11 +385,19 @@ class Packer:
             self.need_mb(params),
         )
 
-    def finish(self, trial_number: int, peak_mb: float | None, *, oom: bool = False) -> bool:
+    def finish(
+        self,
+        trial_number: int,
+        peak_mb: float | None,
+        *,
+        oom: bool = False,
+        complete: bool = True,
+    ) -> bool:
         """Record that a trial ended, with its measured peak (``None``: not measured).
 
-        Pass ``oom=True`` for a trial that ran out of memory: its peak is not a valid measurement
-        and its key then runs alone until a later trial of the same key measures a peak.
+        Only a ``complete`` trial teaches the model its peak; a pruned or failed one's
+        peak is a lower bound for its key. Pass ``oom=True`` for a trial that ran out of memory:
+        its key then runs alone until a trial of the same key completes.
         Returns ``False`` for a trial this packer does not know (idempotent).
         """
         r = self._running.pop(trial_number, None)
@@ -327,10 +405,22 @@ class Packer:
             return False
         if r.params is not None:
             if oom:
-                self.model.observe_oom(r.params)
-            elif peak_mb is not None:
+                self.model.observe_oom(r.params, peak_mb)
+            elif peak_mb is not None and complete:
                 self.model.observe(r.params, peak_mb)
+            elif peak_mb is not None:
+                self.model.observe_partial(r.params, peak_mb)
         return True
+
+    def set_overhead(self, device: int, mb: float) -> None:
+        """A worker on ``device`` measured its per-process overhead (NVML's memory for the
+        process minus torch's reserved memory): the largest measurement replaces the guess."""
+        if mb >= 0 and not math.isnan(mb):
+            self._overhead[device] = max(self._overhead.get(device, 0.0), float(mb))
+
+    def note_context(self, device: int, worker: int) -> None:
+        """Worker ``worker`` (a pid) on ``device`` holds a CUDA context, idle or not."""
+        self._contexts.setdefault(device, set()).add(worker)
 
     def quarantine(self, device: int, reason: str) -> bool:
         """Stop placing trials on ``device``; its running trials stay until they finish.

@@ -8,6 +8,10 @@ happens to a GPU comes back as a :class:`QuarantineEvent` for the supervisor to 
 Slots: with ``trials_per_gpu: N`` each GPU gets N slots; with ``auto`` each GPU gets
 ``ceil(workers / n_gpus)`` slots and the packer admits trials by predicted memory. Each slot's
 worker is pinned to its GPU through the backend's environment (``CUDA_VISIBLE_DEVICES``).
+
+A device query that fails while placing a trial (NVML: the GPU is lost, an unknown error, no
+permission) quarantines that device instead of aborting the run; the event reaches the
+supervisor through the next :meth:`DevicePlanner.check_health`.
 """
 
 from __future__ import annotations
@@ -22,13 +26,16 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from optuna.distributions import BaseDistribution, FloatDistribution
 
-from hpo.devices.base import DeviceBackend, cpu_env, reset_gpu
+from hpo.devices.base import DeviceBackend, DeviceError, cpu_env, reset_gpu
 from hpo.devices.factory import open_backend
 from hpo.devices.packing import MemoryModel, Packer
 from hpo.errors import ConfigError
+from hpo.failures import FailureClass
+from hpo.outcome import Status
 
 if TYPE_CHECKING:
     from hpo.config import StudyConfig
+    from hpo.failures.result import TrialResult
 
 log = logging.getLogger(__name__)
 HEALTH_EVERY_S = 10.0
@@ -82,7 +89,11 @@ class Planner(Protocol):
         """Whether another trial ran on the same GPU while trial ``number`` ran."""
         ...
 
-    def finished(self, number: int, peak_mb: float | None, *, oom: bool) -> None: ...
+    def finished(self, number: int, result: TrialResult | None) -> None:
+        """Trial ``number`` left its device; ``result`` (None: it never ran) feeds the memory
+        model (completed peaks only) and the measured per-process overhead."""
+        ...
+
     def sticky_context(self, device: int | None) -> tuple[int, str | None]:
         """(sticky errors on ``device`` within the window, failed-health reason or None)."""
         ...
@@ -130,7 +141,7 @@ class NullPlanner:
     def was_shared(self, number: int) -> bool:
         return False
 
-    def finished(self, number: int, peak_mb: float | None, *, oom: bool) -> None:
+    def finished(self, number: int, result: TrialResult | None) -> None:
         return None
 
     def sticky_context(self, device: int | None) -> tuple[int, str | None]:
@@ -167,6 +178,7 @@ class DevicePlanner:
         allow_reset: bool,
         uuids: Mapping[int, str | None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        measure_free: bool = False,
     ) -> None:
         self.backend = backend
         self.uuids = dict(uuids or {})
@@ -183,6 +195,21 @@ class DevicePlanner:
         self._shared: set[int] = set()  # trials that had company on their GPU
         self._alone: dict[int, int] = {}  # device -> the trial that must run alone on it
         self._next_health = 0.0
+        self._events: list[QuarantineEvent] = []  # quarantines made while placing
+        self._told_varies: set[Any] = set()
+        if measure_free:
+            self.packer.free_mb = self._free_mb
+
+    def _free_mb(self, device: int) -> int:
+        """Free memory now; a failed query quarantines the device (and it has no room)."""
+        try:
+            query = getattr(self.backend, "free_mb", None)
+            return int(query(device)) if query else self.backend.info(device).free_mb
+        except DeviceError as exc:
+            ev = self.quarantine(device, f"GPU query failed while placing a trial: {exc}")
+            if ev is not None:
+                self._events.append(ev)
+            return 0
 
     def slot_devices(self) -> list[int | None]:
         return [d for d in self.devices for _ in range(self._per_gpu)]
@@ -234,10 +261,26 @@ class DevicePlanner:
     def was_shared(self, number: int) -> bool:
         return number in self._shared
 
-    def finished(self, number: int, peak_mb: float | None, *, oom: bool) -> None:
+    def finished(self, number: int, result: TrialResult | None) -> None:
         self._shared.discard(number)
         self._alone = {d: n for d, n in self._alone.items() if n != number}
-        self.packer.finish(number, peak_mb, oom=oom)
+        device = self.packer.device_of(number)
+        if result is None:
+            self.packer.finish(number, None, complete=False)
+            return
+        if device is not None and result.gpu_overhead_mb is not None:
+            self.packer.set_overhead(device, result.gpu_overhead_mb)
+            self.packer.note_context(device, result.worker_pid)
+        self.packer.finish(
+            number,
+            result.peak_gpu_mem_mb,
+            oom=result.failure_class is FailureClass.OOM,
+            complete=result.status is Status.COMPLETE,
+        )
+        for key, seen in self.packer.model.varies().items():
+            if key not in self._told_varies:
+                self._told_varies.add(key)
+                log.warning("trials_per_gpu: auto: %s. %s", seen, _KEYS_HINT)
 
     def _recent(self, device: int) -> list[float]:
         now = self._clock()
@@ -280,12 +323,13 @@ class DevicePlanner:
                     self.restored.append(ev)
 
     def check_health(self) -> list[QuarantineEvent]:
-        """Probe the active GPUs every ``HEALTH_EVERY_S``; a failed probe quarantines the GPU."""
+        """Quarantines made while placing trials, then (every ``HEALTH_EVERY_S``) a probe of the
+        active GPUs: a failed probe quarantines the GPU."""
+        events, self._events = self._events, []
         now = self._clock()
         if now < self._next_health:
-            return []
+            return events
         self._next_health = now + HEALTH_EVERY_S
-        events = []
         for d in self.packer.active_devices():
             h = self.backend.health(d)
             if not h.ok:
@@ -296,6 +340,18 @@ class DevicePlanner:
 
     def close(self) -> None:
         self.backend.close()
+
+
+_KEYS_HINT = (
+    "Such trials now run alone. Name the parameters that decide memory in the study config, "
+    "e.g. `gpu_mem_keys: [batch_size, hidden_ratio]`; a float among them must take few values "
+    "(suggest_float(..., step=...) or suggest_categorical), or use a fixed trials_per_gpu: N"
+)
+
+
+def _visible(backend: DeviceBackend, found: Sequence[int]) -> str:
+    describe = getattr(backend, "describe", None)
+    return str(describe()) if callable(describe) else f"visible: {list(found) or 'none'}"
 
 
 def check_gpu_requirement(cfg: StudyConfig, run_dir: Path) -> None:
@@ -326,7 +382,7 @@ def open_planner(
     if cfg.gpus == "none":
         return NullPlanner(cfg.workers, hide)
     backend = open_backend(cfg.device_backend, cfg.simulated_gpus, run_dir)
-    found = [g.index for g in backend.list()]
+    found = list(range(int(getattr(backend, "count", len(backend.list())))))
     if cfg.gpus == "auto":
         devices = found
     else:
@@ -334,27 +390,38 @@ def open_planner(
         if missing:
             backend.close()
             raise ConfigError(
-                f"gpus: {missing} not found (this machine has {found or 'no GPUs'}; see `hpo doctor`)"
+                f"gpus: {cfg.gpus}: GPU {', '.join(map(str, missing))} is not visible to this "
+                f"process; {_visible(backend, found)} (see `hpo doctor`)"
             )
         devices = list(cfg.gpus)
+    infos = {}
+    for d in devices:
+        try:
+            infos[d] = backend.info(d)
+        except DeviceError as exc:
+            if cfg.gpus != "auto":
+                backend.close()
+                raise ConfigError(f"gpus: {cfg.gpus}: GPU {d} cannot be used: {exc}") from None
+            log.warning("GPU %d left out: %s", d, exc)
+    devices = [d for d in devices if d in infos]
     if not devices:
         backend.close()
         return NullPlanner(cfg.workers, hide)
-    caps = {d: backend.info(d).total_mb for d in devices}
     real = backend.name == "nvml"
-    packer = Packer(
-        devices,
-        caps,
-        cfg.trials_per_gpu,
-        cfg.gpu_mem_margin_mb,
-        MemoryModel(keys=cfg.gpu_mem_keys),
-        free_mb=(lambda d: backend.info(d).free_mb) if real else None,
-        overhead_mb=512 if real else 0,  # the CUDA context, which max_memory_reserved misses
-    )
     per_gpu = (
         cfg.trials_per_gpu
         if isinstance(cfg.trials_per_gpu, int)
         else math.ceil(cfg.workers / len(devices))
+    )
+    packer = Packer(
+        devices,
+        {d: infos[d].total_mb for d in devices},
+        cfg.trials_per_gpu,
+        cfg.gpu_mem_margin_mb,
+        MemoryModel(keys=cfg.gpu_mem_keys),
+        # The CUDA context, which max_memory_reserved misses: a guess until workers measure it.
+        overhead_mb=512 if real else 0,
+        slots=dict.fromkeys(devices, per_gpu),
     )
     log.info("GPUs %s (%s backend), %s trial(s) per GPU", devices, backend.name, cfg.trials_per_gpu)
     planner = DevicePlanner(
@@ -366,7 +433,8 @@ def open_planner(
         packing_auto=cfg.trials_per_gpu == "auto",
         window_s=cfg.quarantine_window_s,
         allow_reset=cfg.allow_gpu_reset,
-        uuids={d: backend.info(d).uuid for d in devices},
+        uuids={d: infos[d].uuid for d in devices},
+        measure_free=real,
     )
     planner.restore(quarantined)
     return planner

@@ -63,6 +63,7 @@ class TrialResult:
     duration_s: float = 0.0
     worker_pid: int = 0
     peak_gpu_mem_mb: float | None = None
+    gpu_overhead_mb: float | None = None
     fault: str | None = None
     log_path: str = ""
     log_error: str | None = None
@@ -141,6 +142,7 @@ def build(
             duration_s=outcome.duration_s,
             worker_pid=outcome.worker_pid or worker_pid,
             peak_gpu_mem_mb=outcome.peak_gpu_mem_mb,
+            gpu_overhead_mb=outcome.gpu_overhead_mb,
             fault=outcome.fault or fault,
             log_path=log_path,
             log_error=outcome.extra.get("log_error"),

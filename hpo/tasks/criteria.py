@@ -799,10 +799,14 @@ def _amp_dtype(amp: str, device: torch.device) -> torch.dtype | None:
     if device.type != "cuda" or amp == "none":
         return None
     if amp == "bf16":
-        if torch.cuda.is_bf16_supported():
+        # including_emulation defaults to True: a T4 or V100 (compute capability < 8.0) would say
+        # yes and run bf16 emulated, slower than fp32. Only native bf16 counts.
+        if torch.cuda.is_bf16_supported(including_emulation=False):
             return torch.bfloat16
         log.warning(
-            "amp: bf16 is not supported on %s; training in fp32", torch.cuda.get_device_name()
+            "amp: bf16 is not native on %s (compute capability < 8.0); training in fp32 "
+            "(amp: fp16 is native there)",
+            torch.cuda.get_device_name(),
         )
         return None
     return torch.float16
