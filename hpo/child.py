@@ -29,6 +29,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from hpo.events import log_unprinted_to
 from hpo.outcome import Outcome, Status
 from hpo.process import kill_tree
 from hpo.protocol import (
@@ -317,15 +318,8 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         pass
     worker_log = os.dup(1)
     # Objectives that log (logging.getLogger(__name__).info) should see it in their trial log,
-    # as they would in a terminal; only if the objective did not configure logging itself.
-    import logging
-
-    if not logging.getLogger().handlers:
-        logging.basicConfig(
-            level=logging.INFO,
-            stream=sys.stderr,
-            format="%(asctime)s %(levelname)s %(name)s: %(message)s",
-        )
+    # as they would in a terminal; each line once (hpo.events.log_unprinted_to).
+    log_unprinted_to(sys.stderr)
 
     t0 = time.perf_counter()
     try:

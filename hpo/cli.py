@@ -48,22 +48,103 @@ def _guard(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 
 debug_option = click.option("--debug", is_flag=True, help="Show tracebacks of internal errors.")
+DIRECTIONS = ("maximize", "minimize")
 
 
-@click.group(context_settings=CONTEXT)
+class RunCommand(click.Command):
+    """``hpo run``, whose ``--directions`` takes every direction that follows it
+    (``--directions minimize maximize``): click options take a fixed number of values, so the
+    words are joined into one before click parses them."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        out: list[str] = []
+        i = 0
+        while i < len(args):
+            arg = args[i]
+            i += 1
+            if arg == "--directions":
+                words = []
+                while i < len(args) and args[i].lower() in DIRECTIONS:
+                    words.append(args[i])
+                    i += 1
+                out += [arg, ",".join(words)] if words else [arg]
+            else:
+                out.append(arg)
+        return super().parse_args(ctx, out)
+
+
+def _directions(flags: dict[str, Any]) -> None:
+    """``--direction`` (repeatable) and ``--directions`` into the config's ``direction`` or
+    ``directions``; both together are an error naming them."""
+    one, many = flags.pop("direction", ()), flags.pop("directions", None)
+    if one and many:
+        raise ConfigError(
+            "--direction and --directions given together: give every direction once, "
+            "as --directions minimize maximize (or --direction repeated)"
+        )
+    if many is not None:
+        words = [w.strip().lower() for w in many.split(",") if w.strip()]
+        bad = [w for w in words if w not in DIRECTIONS]
+        if bad or not words:
+            raise ConfigError(
+                f"--directions: {', '.join(bad) or 'no direction given'}: "
+                "use maximize or minimize, one per objective value"
+            )
+        flags["directions"] = words
+    elif len(one) == 1:
+        flags["direction"] = one[0]
+    elif one:
+        flags["directions"] = list(one)
+
+
+class HelpGroup(click.Group):
+    """The command list shows each command's whole summary, wrapped, never cut with '...'."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            cmd = self.get_command(ctx, name)
+            if cmd is not None and not cmd.hidden:
+                text = cmd.short_help or (cmd.help or "").split("\n\n")[0]
+                rows.append((name, " ".join(text.split())))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+
+@click.group(cls=HelpGroup, context_settings=CONTEXT)
 @click.version_option(package_name="hpo")
 def main() -> None:
     """hpo: run Optuna studies whose trials may crash, on GPUs, without losing the night."""
 
 
-@main.command("run", context_settings=CONTEXT)
+@main.command("run", cls=RunCommand, context_settings=CONTEXT)
 @click.argument("config", required=False, type=click.Path(dir_okay=False))
 @click.option("--objective", help="package.module:function or path/to/file.py:function")
 @click.option("--study", help="Study name.")
 @click.option("--storage", help="Optuna storage URL (default: sqlite:///<run_dir>/study.db).")
 @click.option("--n-trials", type=int, help="Target number of COMPLETE+PRUNED trials in the study.")
 @click.option("--workers", type=int, help="Trials run in parallel (worker processes).")
-@click.option("--direction", type=click.Choice(["maximize", "minimize"]))
+@click.option(
+    "--direction",
+    type=click.Choice(DIRECTIONS),
+    multiple=True,
+    help="Direction of the objective; repeat it for several objectives.",
+)
+@click.option(
+    "--directions",
+    metavar="DIR DIR...",
+    help="Directions of a multi-objective study: --directions minimize maximize.",
+)
+@click.option(
+    "--sampler", metavar="NAME", help="Optuna sampler: tpe, nsga2, nsga3, gp, random, ..."
+)
+@click.option("--pruner", metavar="NAME", help="Optuna pruner: median, nop, hyperband, ...")
+@click.option(
+    "--constraints",
+    metavar="REF",
+    help="FILE.py:FUNC or module:func, the sampler's constraints_func (tpe, nsga2, nsga3, gp).",
+)
 @click.option("--timeout-per-trial", type=float, help="Wall-clock limit of one trial, seconds.")
 @click.option("--recycle-every", type=int, help="Replace a worker process after this many trials.")
 @click.option(
@@ -106,15 +187,26 @@ def run_cmd(
         )
     if allow_cpu:
         flags["require_gpu"] = False
+    _directions(flags)
     cfg = load_config(config, flags)
     if seed is not None:
         cfg.sampler.seed = seed
     _setup_console_logging(quiet)
     from hpo.progress import Progress
 
-    progress = Progress(cfg, quiet=quiet)
+    progress = Progress(cfg, quiet=quiet, address=_address(config, cfg, flags))
     code = run_study(cfg, echo=progress.echo, progress=progress)
     sys.exit(code)
+
+
+def _address(config: str | None, cfg: Any, flags: dict[str, Any]) -> str:
+    """How the operator's commands name this study: its config (unless flags moved the study
+    elsewhere), or its storage and name."""
+    if config and not any(flags.get(k) for k in ("study", "storage", "run_dir")):
+        return config
+    from hpo.storage import redact
+
+    return f"--storage {redact(cfg.storage_url)} --study {cfg.study}"
 
 
 def _setup_console_logging(quiet: bool) -> None:
@@ -215,7 +307,8 @@ def failures_cmd(
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
-    help="Folder for report.html and the PNG figures (default: <run_dir>/report with a config, else ./hpo-report-<study>).",
+    help="Folder for report.html and the PNG figures (default: <run_dir>/report, the run folder "
+    "found from the config or the storage; else ./hpo-report-<study>).",
 )
 @debug_option
 @_guard
@@ -231,6 +324,10 @@ def report_cmd(
         from hpo.config import load_config
 
         run_dir = load_config(config, {}).run_path
+    else:
+        from hpo.report import run_dir_of
+
+        run_dir = run_dir_of(url, name)
     sys.exit(report_main(url, name, out_dir, run_dir))
 
 

@@ -22,7 +22,7 @@ from hpo.chaos import Fault
 from hpo.errors import ConfigError
 from hpo.failures import Context, Policy
 from hpo.paths import RunPaths
-from hpo.samplers import PRUNERS, SAMPLERS
+from hpo.samplers import PRUNERS, SAMPLERS, takes_constraints, with_constraints
 
 _STRICT = ConfigDict(extra="forbid", validate_assignment=True)
 
@@ -102,7 +102,9 @@ class StudyConfig(BaseModel):
     storage: str | None = None
     run_dir: str | None = None
     direction: Literal["maximize", "minimize"] | None = None
-    directions: list[Literal["maximize", "minimize"]] | None = None
+    directions: list[Literal["maximize", "minimize"]] | None = Field(None, min_length=1)
+    metric_names: list[str] | None = Field(None, min_length=1)
+    constraints: str | None = None
     n_trials: int = Field(100, ge=1)
     workers: int = Field(1, ge=1, le=256)
     timeout_per_trial: float | None = Field(None, gt=0)
@@ -144,14 +146,15 @@ class StudyConfig(BaseModel):
     )
     cuda: CudaConfig = Field(default_factory=CudaConfig)
 
-    @field_validator("objective")
+    @field_validator("objective", "constraints")
     @classmethod
-    def _objective_shape(cls, v: str) -> str:
-        if not re.fullmatch(r"[^:]+:[A-Za-z_][A-Za-z0-9_.]*", v.strip()):
+    def _ref_shape(cls, v: str | None, info: Any) -> str | None:
+        if v is not None and not re.fullmatch(r"[^:]+:[A-Za-z_][A-Za-z0-9_.]*", v.strip()):
             raise ValueError(
-                f"objective {v!r} must be 'package.module:function' or 'path/to/file.py:function'"
+                f"{info.field_name} {v!r} must be 'package.module:function' or "
+                "'path/to/file.py:function'"
             )
-        return v.strip()
+        return v.strip() if v is not None else v
 
     @field_validator("trials_per_gpu")
     @classmethod
@@ -194,6 +197,11 @@ class StudyConfig(BaseModel):
     def _directions(self) -> StudyConfig:
         if self.direction is not None and self.directions is not None:
             raise ValueError("give either 'direction' or 'directions', not both")
+        if self.metric_names is not None and len(self.metric_names) != len(self.study_directions):
+            raise ValueError(
+                f"metric_names has {len(self.metric_names)} name(s) but the study has "
+                f"{len(self.study_directions)} direction(s)"
+            )
         return self
 
     # -- derived values -------------------------------------------------------------------------
@@ -295,12 +303,18 @@ def load_config(
     """Read ``path`` (optional), apply ``overrides`` (flags; ``None`` values are ignored), validate."""
     data: dict[str, Any] = read_yaml(path) if path else {}
     origin = str(path) if path else "command line"
-    for key, value in (overrides or {}).items():
-        if value is None:
+    flags = {k: v for k, v in (overrides or {}).items() if v is not None}
+    for key, value in flags.items():
+        if key in ("sampler", "pruner") and isinstance(value, str):
+            # --sampler/--pruner name one; the YAML's seed is kept, its kwargs only for that name
+            section = dict(data.get(key) or {})
+            if section.get("name", "tpe" if key == "sampler" else "median") != value:
+                section.pop("kwargs", None)
+            data[key] = {**section, "name": value}
             continue
         data[key] = value
-        if key == "direction":
-            data.pop("directions", None)
+        if key in ("direction", "directions"):  # a flag replaces the YAML's either key
+            data.pop("directions" if key == "direction" else "direction", None)
     if not path and "study" not in data and "objective" in data:
         # From flags alone, a study name may be derived from the objective.
         data["study"] = _slug(str(data["objective"]).split(":")[-1])
@@ -310,4 +324,11 @@ def load_config(
         raise ConfigError(_format_validation_error(err, origin)) from None
     if isinstance(cfg.timeout_per_trial, float) and math.isinf(cfg.timeout_per_trial):
         cfg.timeout_per_trial = None
+    if cfg.constraints and not takes_constraints(cfg.sampler.name):
+        culprit = "--constraints" if "constraints" in flags else f"{origin}: constraints"
+        via = "--sampler" if "sampler" in flags else "sampler.name"
+        raise ConfigError(
+            f"{culprit}: sampler {cfg.sampler.name!r} ({via}) takes no constraints function; "
+            f"use one that does: {', '.join(with_constraints())}"
+        )
     return cfg

@@ -616,16 +616,13 @@ def main(as_json: bool = False, run_dir: Path = Path("runs")) -> int:
     if as_json:
         print(json.dumps([r.to_dict() for r in results], indent=2))
     else:
-        from rich.console import Console
-        from rich.table import Table
+        from hpo.report import print_table
 
-        table = Table(title="hpo doctor", show_lines=False)
-        for col in ("check", "status", "detail", "hint"):
-            table.add_column(col, overflow="fold")
-        for r in results:
-            status = f"[{_STYLE[r.status]}]{r.status.value}[/]"
-            table.add_row(r.name, status, r.detail, r.hint)
-        Console().print(table)
+        rows = [[r.name, r.status.value, r.detail, r.hint] for r in results]
+        styled = [
+            [r.name, f"[{_STYLE[r.status]}]{r.status.value}[/]", r.detail, r.hint] for r in results
+        ]
+        print_table("hpo doctor", ["check", "status", "detail", "hint"], rows, markup=styled)
     return 1 if any(r.status is Status.FAIL for r in results) else 0
 
 

@@ -104,3 +104,33 @@ def log_to_file(path: Path) -> logging.Handler:
 def close_log(handler: logging.Handler) -> None:
     logging.getLogger("hpo").removeHandler(handler)
     handler.close()
+
+
+def _printed_below(record: logging.LogRecord) -> bool:
+    """False when a handler of a logger between ``record``'s and the root already printed it.
+
+    Lightning, for one, gives its top logger (``lightning``) its own stream handler and leaves it
+    propagating: a root handler would print each of its lines a second time."""
+    logger: logging.Logger | None = logging.getLogger(record.name)
+    while logger is not None and logger.parent is not None:  # the root has no parent
+        for h in logger.handlers:
+            if not isinstance(h, logging.NullHandler) and record.levelno >= h.level:
+                return False
+        if not logger.propagate:
+            break
+        logger = logger.parent
+    return True
+
+
+def log_unprinted_to(stream: Any) -> None:
+    """In a worker: INFO and up of loggers nobody configured go to ``stream`` (the trial's log),
+    as a terminal would show an objective's own logging; a line a library prints through its
+    own handler is not printed twice. Nothing is done when the root logger has handlers."""
+    root = logging.getLogger()
+    if root.handlers:
+        return
+    handler = logging.StreamHandler(stream)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.addFilter(_printed_below)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)

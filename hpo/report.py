@@ -39,7 +39,46 @@ def _best(study: Any) -> tuple[float | None, dict[str, Any], int | None]:
         return None, {}, None
 
 
-def run_summary(sup: Supervisor, code: int) -> str:
+def metric_names(study: Any) -> list[str]:
+    """The study's metric names (``study.set_metric_names``, or ``metric_names`` in the YAML),
+    else ``value`` / ``values[i]``."""
+    n = len(study.directions)
+    return list(study.metric_names or (["value"] if n == 1 else [f"values[{i}]" for i in range(n)]))
+
+
+def _metrics_line(study: Any) -> str:
+    """``val_f1 (maximize), latency_ms (minimize)``."""
+    dirs = [d.name.lower() for d in study.directions]
+    return ", ".join(f"{m} ({d})" for m, d in zip(metric_names(study), dirs, strict=False))
+
+
+def pareto_front(study: Any) -> list[dict[str, Any]] | None:
+    """``study.best_trials`` of a multi-objective study as ``{trial, values, params}``, by trial
+    number (None for a single-objective study)."""
+    if len(study.directions) < 2:
+        return None
+    front = sorted(study.best_trials, key=lambda t: t.number)
+    return [{"trial": t.number, "values": t.values, "params": t.params} for t in front]
+
+
+def _values(values: Sequence[float]) -> str:
+    return "[" + ", ".join(f"{v:.6g}" for v in values) + "]"
+
+
+def _front_lines(front: list[dict[str, Any]], prefix: str, limit: int = 10) -> list[str]:
+    lines = [
+        f"{prefix}trial {r['trial']}: values {_values(r['values'])} "
+        f"params {json.dumps(r['params'], default=str)}"
+        for r in front[:limit]
+    ]
+    if len(front) > limit:
+        lines.append(f"{prefix}... and {len(front) - limit} more (hpo status --format json)")
+    return lines
+
+
+def run_summary(sup: Supervisor, code: int, address: str = "") -> str:
+    """The end of ``hpo run``: exit code, counts, the best trial or the Pareto front named by its
+    metric(s), and the commands to look further (``address`` names the study for them)."""
     lines = []
     try:
         all_trials = st.trials(sup.store.study)
@@ -61,18 +100,45 @@ def run_summary(sup: Supervisor, code: int) -> str:
     if sup.stats.counts:
         lines.append("hpo: this run: " + sup.stats.tally())
     if hasattr(sup, "store"):
-        value, params, number = _best(sup.store.study)
+        study = sup.store.study
+        value, params, number = _best(study)
         if value is not None:
             lines.append(
-                f"hpo: best trial {number}: value {value:.6g} params {json.dumps(params, default=str)}"
+                f"hpo: best trial {number}: {_metrics_line(study)} {value:.6g} "
+                f"params {json.dumps(params, default=str)}"
             )
+        front = pareto_front(study)
+        if front:
+            lines.append(f"hpo: Pareto front, {len(front)} trial(s) of {_metrics_line(study)}:")
+            lines += _front_lines(front, "hpo:   ")
     for k, v in sup.preflight_facts.items():
         if isinstance(v, float):
             lines.append(f"hpo: {k}: {v:.4f}")
         else:
             lines.append(f"hpo: {k}: {v}")
     lines.append(f"hpo: storage {st.redact(sup.cfg.storage_url)}; logs in {sup.run_dir}")
+    if address and hasattr(sup, "store"):
+        lines.append(f"hpo: next: hpo status {address}")
+        lines.append(f"hpo:       hpo failures {address}")
+        lines.append(f"hpo:       hpo report {address}")
     return "\n".join(lines)
+
+
+def run_dir_of(url: str, name: str | None) -> Path | None:
+    """The run folder of a study given by its storage: the folder of a SQLite file that holds a
+    run (its ``events.jsonl``), else the folder recorded as a trial's owner on this host."""
+    if url.startswith("sqlite:///"):
+        folder = Path(url.removeprefix("sqlite:///")).parent
+        if RunPaths(folder).events.is_file():
+            return folder
+    study = st.load_study(url, name)
+    for t in reversed(st.trials(study)):
+        owner = t.system_attrs.get(st.OWNER_KEY) or {}
+        if owner.get("host") == st.HOST and owner.get("run_dir"):
+            folder = Path(owner["run_dir"])
+            if folder.is_dir():
+                return folder
+    return None
 
 
 # ---------------------------------------------------------------- status
@@ -104,12 +170,13 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
             continue
         owner = t.system_attrs.get(st.OWNER_KEY) or {}
         age = (now - t.datetime_start).total_seconds() if t.datetime_start else None
+        device = owner.get("device")
         running.append(
             {
                 "trial": t.number,
                 "host": owner.get("host"),
                 "pid": owner.get("worker_pid"),
-                "device": owner.get("device"),
+                "device": "cpu" if owner and device is None else device,
                 "age_s": round(age, 1) if age is not None else None,
                 "params": t.params,
             }
@@ -131,7 +198,10 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
         "states": states,
         "failure_classes": dict(by_class),
         "running": running,
+        "metrics": metric_names(study),
+        "directions": [d.name.lower() for d in study.directions],
         "best": {"trial": number, "value": value, "params": params} if value is not None else None,
+        "pareto_front": pareto_front(study),
         "trials_per_hour": round(rate, 1) if rate else None,
         "target": target,
         "eta_s": round(eta_s) if eta_s else None,
@@ -153,7 +223,15 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
     if by_class:
         click.echo("failure classes: " + "  ".join(f"{k} {v}" for k, v in by_class.most_common()))
     if data["best"]:
-        click.echo(f"best: trial {number} value {value:.6g} {json.dumps(params, default=str)}")
+        click.echo(
+            f"best: trial {number} {_metrics_line(study)} {value:.6g} "
+            f"{json.dumps(params, default=str)}"
+        )
+    if data["pareto_front"]:
+        front = data["pareto_front"]
+        click.echo(f"Pareto front: {len(front)} trial(s) of {_metrics_line(study)}")
+        for line in _front_lines(front, "  ", limit=20):
+            click.echo(line)
     if rate:
         click.echo(
             f"rate: {rate:.1f} trials/hour"
@@ -163,10 +241,18 @@ def status(url: str, name: str | None, fmt: str = "table", config: str | None = 
         click.echo(f"quarantined: {_quarantine_line(q)}")
     if running:
         click.echo("running:")
-        for r in running:
-            click.echo(
-                f"  trial {r['trial']:>5}  host {r['host']}  pid {r['pid']}  device {r['device']}  age {r['age_s']}s  {json.dumps(r['params'], default=str)}"
-            )
+        rows = [
+            [
+                str(r["trial"]),
+                str(r["host"] or ""),
+                str(r["pid"] or ""),
+                "" if r["device"] is None else str(r["device"]),
+                "" if r["age_s"] is None else f"{r['age_s']}s",
+                json.dumps(r["params"], default=str),
+            ]
+            for r in running
+        ]
+        print_table(None, ["trial", "host", "pid", "device", "age", "params"], rows, indent=2)
     if events:
         click.echo("device and worker events:")
         for e in events:
@@ -308,27 +394,10 @@ def _failure_table(rows: list[dict[str, Any]], name: str, total: int) -> None:
     if not rows:
         click.echo(f"study {name}: no failed, pruned or unfinished trials among {total}")
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"{name}: {len(rows)} of {total} trials did not complete", show_lines=False)
-    for col in (
-        "#",
-        "state",
-        "class",
-        "action",
-        "try",
-        "retry of",
-        "exception",
-        "message",
-        "params",
-        "dev",
-        "s",
-        "log",
-    ):
-        table.add_column(col, overflow="fold")
-    for r in rows:
-        table.add_row(
+    columns = ["#", "state", "class", "action", "try", "retry of", "exception", "message"]
+    columns += ["params", "dev", "s", "log"]
+    cells = [
+        [
             str(r["number"]),
             r["state"],
             r["failure_class"] or "",
@@ -341,8 +410,41 @@ def _failure_table(rows: list[dict[str, Any]], name: str, total: int) -> None:
             "" if r["device"] is None else str(r["device"]),
             "" if r["duration_s"] is None else f"{r['duration_s']:.1f}",
             Path(r["log_path"]).name if r["log_path"] else "",
-        )
-    Console(file=sys.stdout, width=200 if not sys.stdout.isatty() else None).print(table)
+        ]
+        for r in rows
+    ]
+    print_table(f"{name}: {len(rows)} of {total} trials did not complete", columns, cells)
+
+
+def print_table(
+    title: str | None,
+    columns: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    indent: int = 0,
+    markup: Sequence[Sequence[str]] | None = None,
+) -> None:
+    """A table on stdout. On a terminal, rich's boxed table (``markup``: the same cells with rich
+    styles); piped, plain columns separated by two spaces, one line per row, never wrapped or cut,
+    so ``grep``, ``sort`` and a log file see whole rows."""
+    if sys.stdout.isatty():
+        from rich.console import Console
+        from rich.table import Table
+
+        table = Table(title=title, show_lines=False)
+        for col in columns:
+            table.add_column(col, overflow="fold")
+        for row in markup or rows:
+            table.add_row(*row)
+        Console(file=sys.stdout).print(table)
+        return
+    flat = [[" ".join(str(c).split()) for c in row] for row in [list(columns), *rows]]
+    widths = [max(len(r[i]) for r in flat) for i in range(len(columns))]
+    if title:
+        click.echo(" " * indent + title)
+    for row in flat:
+        line = "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True))
+        click.echo(" " * indent + line.rstrip())
 
 
 def _short(v: Any) -> str:

@@ -18,6 +18,20 @@ if TYPE_CHECKING:
 log = logging.getLogger("hpo.supervisor")
 
 
+class NullDisplay:
+    """What the supervisor calls to show a run (``hpo.progress.Progress`` implements it): nothing,
+    for runs nobody watches (tests, the API)."""
+
+    def attach(self, sup: Any) -> None:
+        """The run starts: ``sup.events`` and ``sup.stats`` exist."""
+
+    def tick(self, sup: Any) -> None:
+        """Called on every turn of the loop (at least once a second)."""
+
+    def finish(self, sup: Any, code: int) -> None:
+        """The run ended with exit code ``code``."""
+
+
 class RunStats:
     """Counts and best value of the trials this supervisor finished."""
 

@@ -48,7 +48,7 @@ from hpo.outcome import Outcome
 from hpo.paths import RunPaths
 from hpo.process import SignalWake, become_subreaper, pid_alive
 from hpo.protocol import Msg, WorkerExit
-from hpo.runstats import RunStats
+from hpo.runstats import NullDisplay, RunStats
 from hpo.storage import Asked, StudyStore, owner_record, redact
 from hpo.workers import BootLoop, Mechanism, Slot, WorkerPool, start_forkserver
 
@@ -73,7 +73,7 @@ class Supervisor:
         self.paths = RunPaths(cfg.run_path)
         self.run_dir = self.paths.root
         self.echo = echo or (lambda s: None)
-        self.progress = progress
+        self.progress = progress or NullDisplay()  # what the operator sees (hpo.progress)
         self.ctx = cfg.policy_context()  # limits and the breaker's state (see _finish)
         self.rng = random.Random(cfg.chaos_seed)
         self.clock = clock
@@ -104,8 +104,7 @@ class Supervisor:
             self._mechanism = Mechanism(start_forkserver(self.cfg, self.paths))
         self.events = EventLog(self.paths.events)
         self.stats = RunStats(self.events, list(self.cfg.study_directions))
-        if self.progress is not None:
-            self.progress.attach(self)
+        self.progress.attach(self)
         code = ExitCode.OK
         with SignalWake() as self.signals:  # from the first instant: set-up included
             try:
@@ -134,8 +133,7 @@ class Supervisor:
                 self._shutdown()
         self.events.emit("supervisor_stopped", exit_code=int(code), message=self.stop_message)
         self.events.close()
-        if self.progress is not None:
-            self.progress.finish(self, int(code))
+        self.progress.finish(self, int(code))
         close_log(handler)
         return int(code)
 
@@ -154,6 +152,7 @@ class Supervisor:
                 self._on_event(kind, slot, payload)
             self.signals.drain()
             self._timers()
+            self.progress.tick(self)
         if self.stopping is None and self.store.n_complete() == 0:
             self.stop_message = f"n_trials reached, no trial completed ({self.stats.tally()})"
             return ExitCode.NOTHING_LEARNED
@@ -362,6 +361,7 @@ class Supervisor:
     ) -> Decision:
         """Decide and carry out the decision: the one place a trial is finished. ``lineage`` is
         the trial's user attributes (attempt and retry counts of its parameters)."""
+        result = self.store.constrain(result)  # the study's constraints function, if any
         number, diag = result.number, result.diagnosis
         shared, lost = self.planner.was_shared(number), not self.planner.usable(device)
         self.planner.finished(number, result)

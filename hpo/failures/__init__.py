@@ -11,7 +11,14 @@ classifies a failure once with :func:`classify`), then asks :func:`decide` for a
 from hpo.failures.classes import DEFAULT_POLICY, Action, Diagnosis, FailureClass
 from hpo.failures.classify import classify, diagnosis_for
 from hpo.failures.policy import Context, Decision, Policy, decide, stop_message
-from hpo.failures.result import Imposed, Source, TrialResult, recover, signal_name
+from hpo.failures.result import (
+    Imposed,
+    Source,
+    TrialResult,
+    constraints_failed,
+    recover,
+    signal_name,
+)
 from hpo.failures.result import build as build_result
 
 __all__ = [
@@ -27,6 +34,7 @@ __all__ = [
     "TrialResult",
     "build_result",
     "classify",
+    "constraints_failed",
     "decide",
     "diagnosis_for",
     "recover",

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import enum
 import signal as _signal
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from hpo.failures.classes import Diagnosis, FailureClass
@@ -169,6 +169,25 @@ def build(
         worker_pid=worker_pid,
         fault=fault,
         log_path=log_path,
+    )
+
+
+def constraints_failed(
+    result: TrialResult, exception_type: str, message: str, traceback: str = ""
+) -> TrialResult:
+    """``result``'s trial ran to its end, but the study's constraints function failed on it: the
+    trial fails as ``user_error`` (the bug is in that function), its summary says so and
+    ``message`` (which names the function) is its error."""
+    summary = "the constraints function failed on this trial"
+    hint = "Fix the study's constraints function: it must return a sequence of numbers."
+    return replace(
+        result,
+        status=Status.FAILED,
+        values=None,
+        diagnosis=diagnosis_for(FailureClass.USER_ERROR, summary=summary, hint=hint),
+        exception_type=exception_type,
+        message=message,
+        traceback=traceback,
     )
 
 

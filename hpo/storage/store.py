@@ -21,9 +21,16 @@ from optuna.trial import FrozenTrial, TrialState
 
 from hpo import attrs
 from hpo.errors import StorageError
-from hpo.failures import Decision, TrialResult
+from hpo.failures import Decision, TrialResult, constraints_failed
+from hpo.outcome import Status
 from hpo.protocol import TRIAL_CALLS, CallKind, TrialSpec, encode_exception
-from hpo.samplers import make_pruner, make_sampler
+from hpo.samplers import (
+    Constraints,
+    ConstraintsError,
+    ConstraintsUnavailable,
+    make_pruner,
+    make_sampler,
+)
 from hpo.storage.connect import (
     _is_storage_error,
     create_or_load_study,
@@ -153,10 +160,14 @@ class StudyStore:
     finished, serves the workers' trial calls on them, and finishes trials idempotently.
     """
 
-    def __init__(self, study: optuna.Study, url: str) -> None:
+    def __init__(
+        self, study: optuna.Study, url: str, constraints: Constraints | None = None
+    ) -> None:
         self.study = study
         self.url = url
+        self.constraints = constraints
         self._live: dict[int, optuna.Trial] = {}
+        self._reported: dict[int, tuple[int, float]] = {}  # last (step, value) of live trials
         self._user_keys: dict[int, set[str]] = {}  # user attrs of live trials, kept as they are set
         self._asked = 0
         self._reseeded = False
@@ -174,22 +185,37 @@ class StudyStore:
         *,
         heartbeat_interval: int | None = None,
         grace_period: int | None = None,
+        constraints: Constraints | None = None,
+        metric_names: Sequence[str] | None = None,
     ) -> StudyStore:
         storage = open_storage(url, heartbeat_interval, grace_period)
-        return cls(create_or_load_study(storage, name, directions, sampler, pruner), url)
+        study = create_or_load_study(storage, name, directions, sampler, pruner)
+        if metric_names and study.metric_names != list(metric_names):
+            study.set_metric_names(list(metric_names))  # read by the summary, status, reports
+        return cls(study, url, constraints)
 
     @classmethod
     def for_config(cls, cfg: Any) -> StudyStore:
-        """The study a :class:`~hpo.config.StudyConfig` names, with its sampler and pruner."""
+        """The study a :class:`~hpo.config.StudyConfig` names, with its sampler and pruner (and
+        the sampler's constraints function, imported here: the sampler lives in this process)."""
+        from hpo.objective import load_callable
+
         s, p = cfg.sampler, cfg.pruner
+        constraints = None
+        if cfg.constraints:
+            constraints = Constraints(
+                load_callable(cfg.constraints, "constraints"), cfg.constraints
+            )
         return cls.open(
             cfg.storage_url,
             cfg.study,
             cfg.study_directions,
-            make_sampler(s.name, s.seed, s.kwargs),
+            make_sampler(s.name, s.seed, s.kwargs, constraints),
             make_pruner(p.name, p.kwargs),
             heartbeat_interval=cfg.heartbeat_interval,
             grace_period=cfg.heartbeat_grace,
+            constraints=constraints,
+            metric_names=cfg.metric_names,
         )
 
     @property
@@ -328,9 +354,41 @@ class StudyStore:
             value = getattr(trial, name)(*args, **kwargs)
             if name == "set_user_attr":
                 self._user_keys[number].add(args[0] if args else kwargs["key"])
+            elif name == "report":
+                self._note_report(number, args, kwargs)
             return True, value
         except Exception as exc:
             return False, encode_exception(exc)
+
+    def _note_report(self, number: int, args: Any, kwargs: Any) -> None:
+        got = {**dict(zip(("value", "step"), args, strict=False)), **kwargs}
+        try:
+            self._reported[number] = (int(got["step"]), float(got["value"]))
+        except (KeyError, TypeError, ValueError):
+            pass  # Optuna accepted it; the progress line just does not show it
+
+    def last_reported(self, number: int) -> tuple[int, float] | None:
+        """The last ``(step, value)`` live trial ``number`` reported, if any (progress lines)."""
+        return self._reported.get(number)
+
+    # -- constraints -----------------------------------------------------------------------------
+    def constrain(self, result: TrialResult) -> TrialResult:
+        """Check the study's constraints on a trial that completed or pruned, before it is told.
+
+        Optuna would call the constraints function inside ``tell``, where a function that raises
+        leaves the trial COMPLETE and stops the optimisation; here it runs first, on the trial as
+        Optuna would pass it, and a failure fails this trial only (``user_error``)."""
+        if self.constraints is None or result.status not in (Status.COMPLETE, Status.PRUNED):
+            return result
+        frozen = self._storage.get_trial(self._trial_id(result.number))
+        if frozen.state.is_finished():
+            return result
+        try:
+            self.constraints.evaluate(frozen)
+        except ConstraintsError as exc:
+            log.warning("[trial %d] %s", result.number, exc)
+            return constraints_failed(result, exc.exception_type, str(exc), exc.traceback)
+        return result
 
     # -- finishing -------------------------------------------------------------------------------
     def finish(
@@ -374,6 +432,7 @@ class StudyStore:
         finally:
             self._live.pop(number, None)
             self._user_keys.pop(number, None)
+            self._reported.pop(number, None)
 
     def _finish(
         self,
@@ -425,12 +484,21 @@ class StudyStore:
             )
         self._set_user_attrs(trial_id, tags)
         complete = decision.state == TrialState.COMPLETE
-        self.study.tell(
-            self._live.get(number, number),
-            values=list(result.values) if complete and result.values else None,
-            state=decision.state,
-            skip_if_finished=True,
-        )
+        values = list(result.values) if complete and result.values else None
+        try:
+            self.study.tell(
+                self._live.get(number, number),
+                values=values,
+                state=decision.state,
+                skip_if_finished=True,
+            )
+        except ConstraintsUnavailable as exc:
+            # A trial pruned after a failure: no constraint values (Optuna records None, which its
+            # samplers rank below every feasible trial). Optuna stores the state in a ``finally``;
+            # should it ever stop doing so, the trial is finished here all the same.
+            log.info("[trial %d] no constraint values: %s", number, exc)
+            if not self._storage.get_trial(trial_id).state.is_finished():
+                self._storage.set_trial_state_values(trial_id, decision.state, values)
         return True
 
     def _retry_of(self, number: int) -> int | None:

@@ -149,3 +149,48 @@ def raises_on_first_trials(trial: optuna.Trial, texts: Sequence[str] = ()) -> fl
             raise torch.AcceleratorError(text)
         raise RuntimeError(text)
     return x
+
+
+def binh_korn(trial: optuna.Trial) -> tuple[float, float]:
+    """Optuna's constrained multi-objective example (Binh and Korn, as in ``NSGAIISampler``'s
+    docs): two objectives to minimise; the constraint values are kept as a user attr."""
+    x = trial.suggest_float("x", 0, 5)
+    y = trial.suggest_float("y", 0, 3)
+    c0 = (x - 5) ** 2 + y**2 - 25
+    c1 = -((x - 8) ** 2) - (y + 3) ** 2 + 7.7
+    trial.set_user_attr("constraint", (c0, c1))
+    return 4 * x**2 + 4 * y**2, (x - 5) ** 2 + (y - 5) ** 2
+
+
+def binh_korn_constraints(trial: optuna.trial.FrozenTrial) -> Sequence[float]:
+    """The example's ``constraints_func``: values <= 0 are satisfied."""
+    return trial.user_attrs["constraint"]
+
+
+def constraints_raising(trial: optuna.trial.FrozenTrial) -> Sequence[float]:
+    """A buggy constraints function: it raises on even trial numbers."""
+    if trial.number % 2 == 0:
+        raise KeyError("no constraint for this trial")
+    return trial.user_attrs["constraint"]
+
+
+def constraints_scalar(trial: optuna.trial.FrozenTrial) -> float:
+    """A buggy constraints function: it returns one number, not a sequence."""
+    return float(trial.user_attrs["constraint"][0])
+
+
+def logs_like_lightning(trial: optuna.Trial) -> float:
+    """Logs one line through a library that, like Lightning (``lightning/__init__.py``), gives
+    its top logger its own stream handler and leaves it propagating; and one line through a
+    logger nobody configured, as objectives do."""
+    import logging
+
+    top = logging.getLogger("lightning_like")
+    if not top.handlers:
+        top.setLevel(logging.INFO)
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(levelname)s: %(message)s"))
+        top.addHandler(handler)
+    logging.getLogger("lightning_like.trainer").info("library line of trial %d", trial.number)
+    logging.getLogger("my_objective").info("objective line of trial %d", trial.number)
+    return trial.suggest_float("x", 0.0, 1.0)
