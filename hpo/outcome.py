@@ -38,7 +38,8 @@ class Outcome:
     ``torch.OutOfMemoryError``), ``message`` and ``traceback`` (the tail, chained causes included)
     for FAILED (and PRUNED, when the objective gave a reason). ``peak_gpu_mem_mb`` is the trial's
     measured peak where a GPU (real or simulated) was used. ``extra`` carries optional notes:
-    ``log_error`` (the trial log could not be written).
+    ``log_error`` (the trial log could not be written), ``allocator`` (the CUDA allocator in
+    effect, on a worker's first GPU trial: :func:`hpo.allocator.in_effect`).
     """
 
     trial_number: int

@@ -29,6 +29,7 @@ from hpo.devices.planner import (
     NullPlanner,
     Planner,
     QuarantineEvent,
+    ResetEvent,
     check_gpu_requirement,
     open_planner,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "Packer",
     "Planner",
     "QuarantineEvent",
+    "ResetEvent",
     "Resettable",
     "check_gpu_requirement",
     "clear_caches",
