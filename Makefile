@@ -12,10 +12,15 @@ EXTRAS ?= dev,postgres,mysql,report,dashboard,models,gpu
 STUDY ?= studies/demo.yaml
 HPO_ARGS ?=
 PYTEST_ARGS ?=
+# make wheelhouse: the wheels an offline GPU machine needs (its own torch aside), for PYVER.
+PYVER ?= 3.12
+WHEELHOUSE ?= wheelhouse
+WHEEL_PY = $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+WHEEL_PLATFORMS := manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_28_x86_64 manylinux_2_34_x86_64
 
 .DEFAULT_GOAL := help
 .PHONY: help venv demo test test-fast lint typecheck bench tune-criteria-supermax tune-criteria-max \
-        status failures report dashboard doctor clean
+        status failures report dashboard doctor wheelhouse clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-24s %s\n", $$1, $$2}'
@@ -68,6 +73,19 @@ dashboard: venv ## optuna-dashboard on STUDY's storage
 
 doctor: venv ## Diagnose this machine (torch, CUDA, cuDNN, GPUs, allocator, shm, disk)
 	$(HPO) doctor
+
+wheelhouse: ## Wheels of hpo and its dependencies but torch, for an offline PYVER machine (< 60 MiB)
+	rm -rf $(WHEELHOUSE) && mkdir -p $(WHEELHOUSE)
+	$(WHEEL_PY) -m pip wheel -q --no-deps --no-build-isolation -w $(WHEELHOUSE) .
+	$(WHEEL_PY) -c 'import tomllib; d = tomllib.load(open("pyproject.toml", "rb"))["project"]; \
+	  print("\n".join(r for r in d["dependencies"] + ["pytest>=8", "pytest-timeout>=2.2"] \
+	  if not r.startswith("torch")))' > $(WHEELHOUSE)/requirements.txt
+	$(WHEEL_PY) -m pip download -q --only-binary=:all: --python-version $(PYVER) --implementation cp \
+	  $(addprefix --platform ,$(WHEEL_PLATFORMS)) --platform any \
+	  -d $(WHEELHOUSE) -r $(WHEELHOUSE)/requirements.txt
+	@! ls $(WHEELHOUSE) | grep -Ei '^(torch|nvidia_(cu|nccl|nvjit|nvtx|cufft|curand|cusparse|cusolver|cublas))' \
+	  || { echo "wheelhouse: torch or a CUDA wheel slipped in"; exit 1; }
+	@du -sh $(WHEELHOUSE) | awk '{print "wheelhouse: " $$1 " in $(WHEELHOUSE)/ for Python $(PYVER) (README: offline GPU machines)"}'
 
 clean: ## Remove run folders and caches (keeps the virtualenv)
 	rm -rf runs .pytest_cache .mypy_cache .ruff_cache test-artifacts

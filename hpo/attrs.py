@@ -41,6 +41,7 @@ DEVICE = _k("device")
 PEAK_GPU_MEM_MB = _k("peak_gpu_mem_mb")
 CHAOS_FAULT = _k("chaos_fault")
 LOG_ERROR = _k("log_error")
+ALLOCATOR = _k("allocator")
 
 # -- user attributes on every trial that failed --------------------------------------------------
 FAILURE_CLASS = _k("failure_class")
@@ -73,6 +74,13 @@ FAILED_TRIAL = "failed_trial"
 RETRY_HISTORY = "retry_history"
 OWNER = "hpo:owner"
 
+
+# -- study user attributes -----------------------------------------------------------------------
+def no_expandable_key(host: str, device: int | None) -> str:
+    """Study attribute: GPU ``device`` of ``host`` runs without expandable segments (WSL2)."""
+    return f"{PREFIX}no_expandable_segments:{host}:{device}"
+
+
 #: Seed-compatible keys, written without the prefix too (where the user has not set them).
 COMPAT: Mapping[str, str] = MappingProxyType(
     {
@@ -93,6 +101,7 @@ TRIAL_ATTRS: tuple[Attr, ...] = (
     Attr(PEAK_GPU_MEM_MB, "float", "measured peak GPU memory"),
     Attr(CHAOS_FAULT, "str", "the fault injected by chaos mode"),
     Attr(LOG_ERROR, "str", "the trial's log file could not be written"),
+    Attr(ALLOCATOR, "object", "the CUDA allocator in effect in the worker (its first GPU trial)"),
 )
 FAILURE_ATTRS: tuple[Attr, ...] = (
     Attr(FAILURE_CLASS, "str", "one of the failure classes"),

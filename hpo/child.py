@@ -29,6 +29,7 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
+from hpo import allocator
 from hpo.events import log_unprinted_to
 from hpo.outcome import Outcome, Status
 from hpo.process import kill_tree
@@ -311,6 +312,9 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
     _REAPER_PID = _start_reaper(lifeline)
     threading.Thread(target=_watch_lifeline, args=(lifeline,), daemon=True, name="lifeline").start()
     os.environ.update(boot.env)
+    # The forkserver's torch parsed the allocator config of its own environment; this worker's
+    # may differ (no expandable segments after the WSL2 fallback): apply it before any trial.
+    allocator.apply(boot.env.get("PYTORCH_ALLOC_CONF", ""))
     try:
         Path(boot.log_path).parent.mkdir(parents=True, exist_ok=True)
         _redirect_output(boot.log_path)
@@ -353,6 +357,9 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
             continue
         spec: TrialSpec = payload
         outcome = run_trial(chan, spec, objective, boot, measure)
+        if outcome.extra.pop("wsl_expandable", False):  # placed again, on a worker without them
+            chan.send((Msg.NO_EXPANDABLE, outcome.message))
+            _await_stop(chan)
         try:
             Outcome.write_atomic(outcome, Path(spec.outcome_path))
         except OSError:
@@ -406,6 +413,7 @@ def run_trial(
     )
     if log_note:
         outcome.extra["log_error"] = log_note
+    first_on_gpu = boot.env.get("HPO_DEVICE_INDEX", "") != "" and not _gpu_trials_run
     start = time.perf_counter()
     try:
         ret = _call(objective, trial, spec)
@@ -423,6 +431,8 @@ def run_trial(
     except BaseException as exc:  # noqa: BLE001 - the trial may die in any way it likes
         _fill_failure(outcome, exc)
     outcome.duration_s = time.perf_counter() - start
+    if first_on_gpu:
+        _check_allocator(outcome)
     if measure is not None:
         try:
             outcome.peak_gpu_mem_mb = measure.peak_gpu_mem_mb()
@@ -430,6 +440,28 @@ def run_trial(
         except Exception:
             pass
     return outcome
+
+
+_gpu_trials_run = 0
+
+
+def _check_allocator(outcome: Outcome) -> None:
+    """On a GPU worker's first trial: record the allocator in effect, and recognise the WSL2
+    failure of expandable segments (pytorch#192330) so that the trial is not blamed for it."""
+    global _gpu_trials_run
+    _gpu_trials_run += 1
+    try:
+        alloc = allocator.in_effect()
+    except Exception:
+        alloc = None
+    if alloc is None:
+        return
+    outcome.extra["allocator"] = alloc
+    if outcome.status is Status.FAILED:
+        texts = " | ".join([outcome.message, *(m for _, m in outcome.chain)])
+        expandable = alloc.get("expandable_segments")
+        if allocator.wsl_expandable_failure(texts, wsl=allocator.is_wsl(), expandable=expandable):
+            outcome.extra["wsl_expandable"] = True
 
 
 def _call(objective: Callable[[Any], Any], trial: ProxyTrial, spec: TrialSpec) -> Any:

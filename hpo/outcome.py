@@ -41,7 +41,8 @@ class Outcome:
     worker process holds on its GPU beyond PyTorch's reserved memory (NVML's figure for the
     process minus ``torch.cuda.memory_reserved()``: the CUDA context and other libraries), where
     it could be measured. ``extra`` carries optional notes:
-    ``log_error`` (the trial log could not be written).
+    ``log_error`` (the trial log could not be written), ``allocator`` (the CUDA allocator in
+    effect, on a worker's first GPU trial: :func:`hpo.allocator.in_effect`).
     """
 
     trial_number: int

@@ -9,7 +9,9 @@ Supervisor to worker: ``RUN`` (a :class:`TrialSpec`), ``REPLY`` (``(ok, value)``
 (``(name, args, kwargs)``: a trial method, answered with ``REPLY``), ``DONE`` (an
 :class:`~hpo.outcome.Outcome` as a dict), ``RETIRE`` (a reason: the worker cannot run another
 trial, e.g. a sticky CUDA error surfaced while it cleaned up; it starts no trial sent after
-its DONE and exits with ``WorkerExit.RECYCLE`` at ``STOP``).
+its DONE and exits with ``WorkerExit.RECYCLE`` at ``STOP``), ``NO_EXPANDABLE`` (the error text,
+instead of DONE: the worker's first trial failed with expandable segments under WSL2; the worker
+then behaves as after ``RETIRE``, and the trial is placed again).
 
 :data:`TRIAL_CALLS` is the one allow-list of trial methods a worker may use: the worker's proxy
 trial is generated from it and the supervisor serves nothing else.
@@ -38,6 +40,7 @@ class Msg(str, enum.Enum):
     CALL = "call"
     DONE = "done"
     RETIRE = "retire"
+    NO_EXPANDABLE = "no_expandable"
 
 
 class WorkerExit(enum.IntEnum):

@@ -3,14 +3,9 @@
 One thread, one loop (gunicorn's arbiter): signal handlers only record the signal and wake the
 loop; the loop fills idle slots with trials, waits on every worker's channel and exit sentinel,
 dispatches each message to its ``_on_<kind>`` handler, and runs the timers (heartbeats, limits,
-orphans, device health). It composes the modules and decides nothing a pure function could:
-
-- :mod:`hpo.workers` starts, retires and reaps worker processes and enforces trial limits;
-- :mod:`hpo.storage` (:class:`~hpo.storage.StudyStore`) is the study: ask, claim, serve the
-  trials' calls, heartbeat, finish, orphans;
-- :mod:`hpo.failures` builds one :class:`~hpo.failures.TrialResult` per trial end and
-  :func:`~hpo.failures.decide` says what follows;
-- :mod:`hpo.devices` (a planner, or its CPU null object) places trials and quarantines GPUs.
+orphans, device health, GPU resets). It composes :mod:`hpo.workers` (processes),
+:mod:`hpo.storage` (the study), :mod:`hpo.failures` (one ``TrialResult`` per trial end, and the
+pure ``decide``) and :mod:`hpo.devices` (a planner), and decides nothing a pure function could.
 
 Stopping rule: the study holds ``n_trials`` trials in COMPLETE or PRUNED state (the semantics of
 ``optuna.study.MaxTrialsCallback``), counted in the storage so that a restarted or a second
@@ -28,7 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from hpo import attrs, chaos
+from hpo import allocator, attrs, chaos
 from hpo.config import StudyConfig
 from hpo.devices import Planner, QuarantineEvent, check_gpu_requirement, open_planner
 from hpo.errors import ExitCode, HpoError, StopRun, StorageError
@@ -50,7 +45,7 @@ from hpo.process import SignalWake, become_subreaper, pid_alive
 from hpo.protocol import Msg, WorkerExit
 from hpo.runstats import NullDisplay, RunStats
 from hpo.storage import Asked, StudyStore, owner_record, redact
-from hpo.workers import BootLoop, Mechanism, Slot, WorkerPool, start_forkserver
+from hpo.workers import Mechanism, Slot, WorkerPool, start_forkserver
 
 log = logging.getLogger("hpo.supervisor")
 FC = FailureClass
@@ -81,7 +76,7 @@ class Supervisor:
         self.n_objectives = len(cfg.study_directions)
         self.pool: WorkerPool
         self.planner: Planner  # opened in run(), after the study
-        self.pending: Asked | None = None  # asked, waiting for a slot (GPU packing)
+        self.pending: list[Asked] = []  # asked, waiting for a slot (GPU packing), oldest first
         self.stopping: ExitCode | None = None
         self.stop_message = ""
         self.stop_deadline: float | None = None
@@ -177,6 +172,7 @@ class Supervisor:
     def _begin_stop(self, code: ExitCode, message: str) -> None:
         if self.stopping is None:  # the first reason to stop is the one reported
             self.stopping, self.stop_message = code, message
+            (log.warning if code is ExitCode.INTERRUPTED else log.error)(message)
         deadline = self.clock() + self.cfg.stop_grace_s
         if self.stop_deadline is None or deadline < self.stop_deadline:
             self.stop_deadline = deadline
@@ -192,23 +188,23 @@ class Supervisor:
     # ------------------------------------------------------------------ starting trials
     def _fill(self) -> None:
         for slot in self.pool.slots:
-            if not self.planner.usable(slot.device):
-                if slot.worker is not None and slot.running is None:
-                    self._retire(slot, "device quarantined")
-            elif slot.worker is None:
+            usable = self.planner.usable(slot.device)
+            why = self.pool.recycle_reason(slot) if usable else "device quarantined"
+            if slot.worker is not None and slot.running is None and why:
+                self._retire(slot, why)
+            if slot.worker is None and usable:
                 self.pool.start(slot)
         idle = [s for s in self.pool.idle() if self.planner.usable(s.device)]
         while idle and self.stopping is None:
-            if self.pending is None:
+            if not self.pending:
                 if not self.store.budget_left(self.cfg.n_trials):
                     return
-                self.pending = self._ask()
-            alone = bool(self.pending.user_attrs.get(attrs.RUN_ALONE))
-            at = self.planner.place(self.pending.params or None, [s.device for s in idle], alone)
+                self.pending.append(self._ask())
+            alone = bool(self.pending[0].user_attrs.get(attrs.RUN_ALONE))
+            at = self.planner.place(self.pending[0].params or None, [s.device for s in idle], alone)
             if at is None:
                 return  # the trial waits until a running one frees memory
-            asked, self.pending = self.pending, None
-            self._start(idle.pop(at), asked)
+            self._start(idle.pop(at), self.pending.pop(0))
 
     def _ask(self) -> Asked:
         try:
@@ -262,18 +258,20 @@ class Supervisor:
         raise StopRun(ExitCode.CONFIG, message)
 
     def _on_retire(self, slot: Slot, reason: str) -> None:
-        """The worker cannot go on; a trial handed to it after its DONE is placed again."""
+        """The worker cannot go on; a trial handed to it after its DONE is placed again (first)."""
         run = self.pool.release(slot) if slot.running is not None else None
         self._retire(slot, reason)
         if run is not None:
             self.planner.finished(run.number, None)
-            if self.pending is None and isinstance(run.origin, Asked):
-                self.pending = run.origin
-            else:
-                note = Imposed(FC.INTERRUPTED, "its worker retired before starting it")
-                self._finish(
-                    build_result(run.number, imposed=note), run.spec.user_attrs, None, None
-                )
+            self.pending.insert(0, run.origin)
+
+    def _on_no_expandable(self, slot: Slot, error: str) -> None:
+        """The first allocation failed with expandable segments under WSL2 (pytorch#192330):
+        the GPU's workers restart without them; the trial is placed again, without blame."""
+        if self.pool.drop_expandable(slot.device):  # said once per GPU, and kept on the study
+            self.echo(f"GPU {slot.device}: {allocator.WSL_FALLBACK}")
+            self.store.record_no_expandable(slot.device, error)
+        self._on_retire(slot, "expandable segments failed under WSL2")
 
     def _on_call(self, slot: Slot, payload: tuple[str, Any, Any]) -> None:
         if slot.running is not None and slot.worker is not None:
@@ -283,11 +281,11 @@ class Supervisor:
         run = self.pool.release(slot)
         if run is None:
             return
-        outcome = Outcome.from_dict(payload)
+        pid = slot.worker.pid if slot.worker else 0
         result = build_result(
             run.number,
-            outcome=outcome,
-            worker_pid=slot.worker.pid if slot.worker else 0,
+            outcome=Outcome.from_dict(payload),
+            worker_pid=pid,
             log_path=run.spec.log_path,
         )
         self._finish(result, run.spec.user_attrs, run.device, slot)
@@ -295,10 +293,7 @@ class Supervisor:
     def _on_exit(self, slot: Slot) -> None:
         w = slot.worker
         assert w is not None
-        try:
-            code, sig, was_ready = self.pool.exited(slot)
-        except BootLoop as exc:
-            raise StopRun(ExitCode.ERROR, str(exc)) from None
+        code, sig, was_ready = self.pool.exited(slot)  # raises BootLoop, a StopRun
         if code == WorkerExit.BOOT_ERROR and not was_ready and slot.running is None:
             raise StopRun(
                 ExitCode.CONFIG,
@@ -310,8 +305,7 @@ class Supervisor:
             result = self.pool.lost(run, code, sig, w.pid)
             self._finish(result, run.spec.user_attrs, run.device, None)
         elif code == WorkerExit.RECYCLE:
-            reason = "it could not clean up after its trial (sticky CUDA error)"
-            self.stats.worker("worker_recycled", slot, w.pid, reason=reason)
+            self.stats.worker("worker_recycled", slot, w.pid, reason="sticky CUDA error at cleanup")
         elif was_ready or code not in (0, None):
             self.stats.worker("worker_lost", slot, w.pid, exit_code=code, signal=sig)
 
@@ -329,7 +323,7 @@ class Supervisor:
             self._hb_next = now + self.cfg.heartbeat_interval
             numbers = [s.running.number for s in self.pool.running() if s.running]
             try:
-                self.store.heartbeat(numbers + ([self.pending.number] if self.pending else []))
+                self.store.heartbeat(numbers + [a.number for a in self.pending])
             except Exception as exc:  # a missed heartbeat is not fatal; the grace period covers it
                 log.warning("heartbeat failed: %s", exc)
             for ev in self.planner.check_health():
@@ -337,13 +331,12 @@ class Supervisor:
         if now >= self._orphans_next:  # trials of a supervisor (another host) that died meanwhile
             self._orphans_next = now + self.cfg.heartbeat_grace
             try:
-                n = self._recover_orphans()
+                if n := self._recover_orphans():
+                    self.echo(f"recovered {n} trial(s) of a supervisor that died")
             except Exception as exc:  # storage hiccup: try again next time
                 log.warning("orphan check failed: %s", exc)
-                n = 0
-            if n:
-                self.echo(f"recovered {n} trial(s) of a supervisor that died")
         self.pool.enforce_limits()
+        self._reset_gpus()
 
     # ------------------------------------------------------------------ finishing trials
     def _recover_orphans(self) -> int:
@@ -396,14 +389,10 @@ class Supervisor:
             ev = self.planner.quarantine(device, decision.quarantine)
             if ev is not None:
                 self._quarantined(ev)
-        if slot is not None and slot.worker is not None:
-            if decision.recycle:
-                self._retire(slot, decision.recycle)
-            elif self.pool.due_for_recycle(slot):
-                self._retire(slot, f"recycle_every={self.cfg.recycle_every}")
+        if slot is not None and slot.worker is not None and decision.recycle:
+            self._retire(slot, decision.recycle)  # recycle_every: at the next _fill
         if decision.stop:
-            log.error(msg := stop_message(decision, result))
-            self._begin_stop(decision.stop_code, msg)
+            self._begin_stop(decision.stop_code, stop_message(decision, result))
         return decision
 
     def _quarantined(self, ev: QuarantineEvent) -> None:
@@ -411,12 +400,17 @@ class Supervisor:
         self.echo(f"GPU {ev.device} quarantined: {ev.reason}")
         if not ev.restored:
             self.store.record_quarantine(ev.device, ev.uuid, ev.reason)
-        if ev.reset is not None:
-            self.events.emit("gpu_reset", device=ev.device, done=ev.reset[0], message=ev.reset[1])
         if ev.none_left:
-            msg = f"every GPU is quarantined (last: GPU {ev.device}: {ev.reason})"
-            log.error(msg)
-            self._begin_stop(ExitCode.NO_DEVICE, msg)
+            self._begin_stop(ExitCode.NO_DEVICE, f"every GPU is quarantined (last GPU {ev.device})")
+
+    def _reset_gpus(self) -> None:
+        """``allow_gpu_reset``: reset quarantined GPUs none of our workers holds (see planner)."""
+        for r in self.planner.reset_idle(self.pool.devices_in_use()):
+            self.events.emit("gpu_reset", device=r.device, done=r.done, message=r.message)
+            if r.back:
+                self.store.lift_quarantine(r.device, r.uuid)
+            elif r.none_left:
+                self._begin_stop(ExitCode.NO_DEVICE, f"every GPU is quarantined ({r.message})")
 
     # ------------------------------------------------------------------ shutdown
     def _shutdown(self) -> None:
@@ -426,10 +420,10 @@ class Supervisor:
                 (res, r.spec.user_attrs, r.device)
                 for r, res in self.pool.shutdown(Imposed(FC.INTERRUPTED, why))
             ]
-            if self.pending is not None:  # asked, never started
-                asked, self.pending = self.pending, None
-                note = Imposed(FC.INTERRUPTED, f"asked but never started: {why}")
+            note = Imposed(FC.INTERRUPTED, f"asked but never started: {why}")
+            for asked in self.pending:
                 cut.append((build_result(asked.number, imposed=note), asked.user_attrs, None))
+            self.pending.clear()
             for result, lineage, device in cut:
                 try:
                     self._finish(result, lineage, device, None)

@@ -9,7 +9,9 @@ A slot is one place a trial can run, pinned to a device (or the CPU). Its state 
 
 ``retire`` asks the worker to exit between trials (a planned recycle: ``recycle_every``, after a
 failure that may have left state behind, a quarantined device); the retiring process is kept in
-:attr:`WorkerPool.retiring` until it is reaped. A slot whose workers die while booting
+:attr:`WorkerPool.retiring` until it is reaped. One that has not exited ``RETIRE_GRACE_S`` later
+(stuck in ``torch.cuda.synchronize()`` after a sticky error, say) has its tree killed: it would
+otherwise hold its GPU's memory, and block that GPU's reset, for ever. A slot whose workers die while booting
 ``BOOT_FAILURES_PER_MINUTE`` times in a minute raises :class:`BootLoop` (gunicorn's
 ``WORKER_BOOT_ERROR``: a worker that cannot start must not restart forever).
 """
@@ -27,7 +29,9 @@ from multiprocessing.connection import wait
 from multiprocessing.context import BaseContext
 from typing import Any
 
+from hpo import allocator
 from hpo.child import worker_main
+from hpo.errors import ExitCode, StopRun
 from hpo.failures import FailureClass, Imposed, TrialResult, build_result
 from hpo.paths import RunPaths, log_tail
 from hpo.process import WorkerProcess, make_context, recv_all, sweep_orphans, terminate_all
@@ -36,6 +40,7 @@ from hpo.protocol import Msg, TrialSpec, WorkerBoot
 log = logging.getLogger(__name__)
 BOOT_FAILURES_PER_MINUTE = 5
 MEM_CHECK_EVERY_S = 0.25
+RETIRE_GRACE_S = 30.0  # a retiring worker's cleanup (synchronize, empty_cache) takes < 1 s
 
 
 class SlotState(str, enum.Enum):
@@ -50,8 +55,11 @@ class SlotState(str, enum.Enum):
         return self.value
 
 
-class BootLoop(Exception):
-    """A slot's workers keep dying before they are ready."""
+class BootLoop(StopRun):
+    """A slot's workers keep dying before they are ready: the run stops (exit 1)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(ExitCode.ERROR, message)
 
 
 @dataclass
@@ -65,7 +73,7 @@ class Running:
     deadline: float | None = None
     mem_limit_mb: float | None = None
     imposed: Imposed | None = None  # set when the pool (or a stop) killed the trial
-    origin: Any = None  # what the trial was started from (the supervisor's record of it)
+    origin: Any = None  # what the trial was started from (the supervisor's Asked: placed again)
 
     @property
     def number(self) -> int:
@@ -84,33 +92,24 @@ class Slot:
     trials_done: int = 0
     generation: int = 0
     boot_failures: list[float] = field(default_factory=list)
-
-
-def merge_alloc_conf(existing: str | None) -> str:
-    """The user's allocator config with ``expandable_segments:True`` added (never clobbered)."""
-    existing = (existing or "").strip().strip(",")
-    if "expandable_segments" in existing or "cudaMallocAsync" in existing:
-        return existing
-    return f"{existing},expandable_segments:True" if existing else "expandable_segments:True"
+    expandable: bool = True  # the worker runs with expandable segments (see hpo.allocator)
 
 
 def worker_env(
-    cfg: Any, device_env: Mapping[str, str], on_cpu: bool, n_slots: int, run_dir: str
+    cfg: Any,
+    device_env: Mapping[str, str],
+    on_cpu: bool,
+    n_slots: int,
+    run_dir: str,
+    expandable: bool = True,
 ) -> dict[str, str]:
     """The environment of a worker: the one place allocator, thread and CUDA settings are made.
 
-    Both ``PYTORCH_CUDA_ALLOC_CONF`` and ``PYTORCH_ALLOC_CONF`` are set (torch 2.9.1 ignored the
-    new name alone for expandable segments, pytorch#183387).
+    The allocator config is :func:`hpo.allocator.env` of the user's (both variable names);
+    ``expandable=False`` after the WSL2 fallback (see :mod:`hpo.allocator`).
     """
     env = dict(cfg.env)
-    alloc = merge_alloc_conf(
-        env.get("PYTORCH_CUDA_ALLOC_CONF")
-        or os.environ.get("PYTORCH_CUDA_ALLOC_CONF")
-        or env.get("PYTORCH_ALLOC_CONF")
-        or os.environ.get("PYTORCH_ALLOC_CONF")
-    )
-    env["PYTORCH_CUDA_ALLOC_CONF"] = alloc
-    env["PYTORCH_ALLOC_CONF"] = alloc
+    env.update(allocator.env(allocator.user_value(env, os.environ), expandable))
     if on_cpu:
         env.setdefault("OMP_NUM_THREADS", str(cpu_threads(n_slots)))
         env.setdefault("MKL_NUM_THREADS", str(cpu_threads(n_slots)))
@@ -136,11 +135,12 @@ def boot_record(
 ) -> WorkerBoot:
     """What a new worker of ``slot`` is told: objective, environment, log file, torch settings."""
     on_cpu = slot.device is None
+    env = worker_env(cfg, device_env, on_cpu, n_slots, str(paths.root), slot.expandable)
     return WorkerBoot(
         slot=slot.index,
         objective=cfg.objective,
         objective_kwargs=dict(cfg.objective_kwargs),
-        env=worker_env(cfg, device_env, on_cpu, n_slots, str(paths.root)),
+        env=env,
         log_path=str(paths.worker_log(slot.index, slot.generation)),
         storage_url=cfg.storage_url,
         study_name=cfg.study,
@@ -156,8 +156,12 @@ def start_forkserver(cfg: Any, paths: RunPaths) -> BaseContext:
     preload = cfg.preload
     if preload is None:
         preload = ["torch"] if importlib.util.find_spec("torch") is not None else []
-    # HPO_RUN_DIR marks every process of the run (forkserver, workers, their children).
-    return make_context(cfg.start_method, preload, {"HPO_RUN_DIR": str(paths.root)})
+    # HPO_RUN_DIR marks every process of the run (forkserver, workers, their children). The
+    # allocator config must be in the server's environment before it imports torch: a CUDA
+    # build parses it when the library loads (issue 14, point 7).
+    env = {"HPO_RUN_DIR": str(paths.root)}
+    env.update(allocator.env(allocator.user_value(dict(cfg.env), os.environ)))
+    return make_context(cfg.start_method, preload, env)
 
 
 class Mechanism:
@@ -196,6 +200,8 @@ class WorkerPool:
     ) -> None:
         self.slots = [Slot(i, d) for i, d in enumerate(devices)]
         self.retiring: list[WorkerProcess] = []
+        self._retired: dict[int, tuple[int | None, float]] = {}  # pid -> (device, kill deadline)
+        self.no_expandable: set[int | None] = set()  # devices whose workers run without them
         self.mech = mechanism
         self._cfg = cfg
         self._paths = paths
@@ -207,6 +213,7 @@ class WorkerPool:
     # -- life of a slot ------------------------------------------------------------------------
     def start(self, slot: Slot) -> None:
         slot.generation += 1
+        slot.expandable = slot.device not in self.no_expandable
         env = self._device_env(slot.device)
         boot = boot_record(self._cfg, slot, len(self.slots), env, self._paths)
         slot.worker = self.mech.spawn(slot, boot)
@@ -248,8 +255,22 @@ class WorkerPool:
             slot.state = SlotState.IDLE
         return run
 
-    def due_for_recycle(self, slot: Slot) -> bool:
-        return slot.trials_done >= self._recycle_every
+    def recycle_reason(self, slot: Slot) -> str | None:
+        """Why the slot's worker should be replaced before its next trial, or None."""
+        if slot.trials_done >= self._recycle_every:
+            return f"recycle_every={self._recycle_every}"
+        if slot.expandable and slot.device in self.no_expandable:
+            return "restarting without expandable segments"
+        return None
+
+    def drop_expandable(self, device: int | None) -> bool:
+        """From now on ``device``'s workers start without expandable segments (their current
+        workers are replaced at their next :meth:`recycle_reason`). True the first time."""
+        if device in self.no_expandable:
+            return False
+        self.no_expandable.add(device)
+        log.warning("GPU %s: %s", device, allocator.WSL_FALLBACK)
+        return True
 
     def retire(self, slot: Slot) -> WorkerProcess | None:
         """Ask the slot's worker to exit after its current message; the slot becomes EMPTY."""
@@ -258,6 +279,7 @@ class WorkerPool:
             return None
         w.send((Msg.STOP, None))
         self.retiring.append(w)
+        self._retired[w.pid] = (slot.device, self._clock() + RETIRE_GRACE_S)
         slot.worker, slot.state = None, SlotState.EMPTY
         return w
 
@@ -289,6 +311,7 @@ class WorkerPool:
         w.join(1.0)
         w.close()
         self.retiring.remove(w)
+        self._retired.pop(w.pid, None)
         self.mech.sweep(self.known_pids())
 
     def poll(self, timeout: float, wake_fd: int | None = None) -> list[tuple[str, Any, Any]]:
@@ -334,16 +357,34 @@ class WorkerPool:
     def running(self) -> list[Slot]:
         return [s for s in self.slots if s.running is not None]
 
+    def devices_in_use(self) -> set[int | None]:
+        """Devices on which a worker of ours is alive (retiring ones included)."""
+        return {s.device for s in self.slots if s.worker is not None} | {
+            device for device, _ in self._retired.values()
+        }
+
     # -- limits ---------------------------------------------------------------------------------
     def next_deadline(self) -> float | None:
         times = [s.running.deadline for s in self.running() if s.running and s.running.deadline]
+        times += [deadline for _, deadline in self._retired.values()]
         if any(s.running and s.running.mem_limit_mb for s in self.slots):
             times.append(self._mem_next)
         return min(times) if times else None
 
     def enforce_limits(self) -> list[Slot]:
-        """Kill trials past their deadline or host-memory limit; returns the slots killed."""
+        """Kill trials past their deadline or host-memory limit, and retiring workers past
+        theirs; returns the slots killed."""
         now = self._clock()
+        for gone in self.retiring:
+            device, deadline = self._retired.get(gone.pid, (None, now))
+            if now >= deadline:
+                log.warning(
+                    "[worker %d] still alive %.0fs after it was asked to stop: killing it",
+                    gone.pid,
+                    RETIRE_GRACE_S,
+                )
+                self._retired[gone.pid] = (device, float("inf"))  # killed once; reaped by poll
+                gone.kill()
         check_mem = now >= self._mem_next
         if check_mem:
             self._mem_next = now + MEM_CHECK_EVERY_S
@@ -428,4 +469,5 @@ class WorkerPool:
             w.close()
         self.mech.sweep(set())
         self.retiring.clear()
+        self._retired.clear()
         return cut

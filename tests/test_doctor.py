@@ -334,3 +334,41 @@ def test_shm_and_disk(tmp_path: Path) -> None:
 )
 def test_arch_ok(cap: tuple[int, int], archs: list[str], ok: bool) -> None:
     assert doctor._arch_ok(cap, archs) is ok
+
+
+@pytest.mark.parametrize(("kernel", "status"), [("wsl2", "WARN"), ("linux", "FAIL")])
+def test_expandable_segments_probe_recognises_the_wsl2_failure(
+    kernel: str,
+    status: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """pytorch#192330 through the real check: a CUDA torch (faked on the CPU build) whose first
+    allocation under expandable segments fails with the driver's text, on a WSL2 kernel."""
+    import torch
+
+    from hpo import allocator
+    from hpo.testing.objectives import WSL2_PROC_VERSION
+
+    def empty(*args: object, device: str | None = None, **kw: object) -> object:
+        if device is not None and device.startswith("cuda"):
+            raise RuntimeError("CUDA driver error: unknown error")
+        return torch.zeros(1)
+
+    version = tmp_path / "version"
+    version.write_text(WSL2_PROC_VERSION if kernel == "wsl2" else "Linux version 6.8.0-45-generic")
+    monkeypatch.setattr(allocator, "PROC_VERSION", version)
+    monkeypatch.setattr("platform.release", lambda: "6.8.0-45-generic")
+    monkeypatch.setattr(torch.version, "cuda", "12.4")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
+    monkeypatch.setattr(torch, "empty", empty)
+    doctor._child_main("expandable_segments")
+    data = json.loads(capsys.readouterr().out.split(doctor.RESULT_MARK, 1)[1])
+    assert data["status"] == status
+    if kernel == "wsl2":
+        assert "pytorch#192330" in data["detail"] and "without them" in data["hint"]
+        assert data["facts"] == {"wsl_fallback": True}
+    else:
+        assert "CUDA driver error: unknown error" in data["detail"]

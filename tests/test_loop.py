@@ -9,6 +9,7 @@ spawned, STOPs sent, trials per state, attempts. Elastic's agent tests (scripted
 
 from __future__ import annotations
 
+import json
 import signal
 from collections import Counter
 from pathlib import Path
@@ -196,7 +197,7 @@ def test_sticky_errors_quarantine_a_healthy_gpu_after_quarantine_after(tmp_path:
         tmp_path,
         mech,
         clock,
-        n_trials=8,
+        n_trials=12,
         gpus="auto",
         device_backend="simulated",
         simulated_gpus={"count": 2},
@@ -207,17 +208,21 @@ def test_sticky_errors_quarantine_a_healthy_gpu_after_quarantine_after(tmp_path:
     assert code == ExitCode.OK
     trials = _trials(tmp_path)
     on0 = [t for t in trials if t.user_attrs.get("hpo:device") == 0]
-    assert len(on0) == 3 and all(
+    # 3 sticky errors quarantine GPU 0; once its worker is gone it is reset (allow_gpu_reset)
+    # and back in rotation; 3 more quarantine it for good: one reset per GPU and run.
+    assert len(on0) == 6 and all(
         t.user_attrs["failure_class"] == "cuda_context_corrupted" for t in on0
     )
     study = optuna.load_study(
         study_name="loop", storage=f"sqlite:///{tmp_path / 'run' / 'study.db'}"
     )
     (q,) = [v for k, v in study.user_attrs.items() if k.startswith("hpo:quarantine:")]
-    assert q["gpu"] == 0 and "3 sticky CUDA errors" in q["reason"]
-    events = (tmp_path / "run" / "events.jsonl").read_text()
-    assert events.count('"device_quarantined"') == 1 and '"gpu_reset"' in events
-    # Every sticky error recycled its worker; nothing ran on GPU 0 after the quarantine.
+    assert q["gpu"] == 0 and "3 sticky CUDA errors" in q["reason"] and "lifted" not in q
+    events = [json.loads(e) for e in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    kinds = [e["event"] for e in events]
+    assert kinds.count("device_quarantined") == 2 and kinds.count("gpu_reset") == 1
+    assert events[kinds.index("gpu_reset")]["done"] is True
+    # Every sticky error recycled its worker; nothing ran on GPU 0 after the second quarantine.
     assert all(
         t.user_attrs.get("hpo:device") == 1 for t in trials if t.state == TrialState.COMPLETE
     )

@@ -31,6 +31,7 @@ from hpo.devices.planner import (
     NullPlanner,
     Planner,
     QuarantineEvent,
+    ResetEvent,
     check_gpu_requirement,
     open_planner,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "Packer",
     "Planner",
     "QuarantineEvent",
+    "ResetEvent",
     "Resettable",
     "check_gpu_requirement",
     "clear_caches",

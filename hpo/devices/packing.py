@@ -432,3 +432,8 @@ class Packer:
         self._quarantined[device] = reason
         log.warning("GPU %d quarantined: %s", device, reason)
         return True
+
+    def readmit(self, device: int) -> None:
+        """Put a quarantined ``device`` back in rotation (it was reset and is healthy)."""
+        if self._quarantined.pop(device, None) is not None:
+            log.warning("GPU %d back in rotation", device)

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Container, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -43,14 +43,26 @@ HEALTH_EVERY_S = 10.0
 
 @dataclass(frozen=True)
 class QuarantineEvent:
-    """A GPU left rotation: why, whether a reset was tried, and whether any GPU is left."""
+    """A GPU left rotation: why, and whether any GPU is left (a reset is a :class:`ResetEvent`)."""
 
     device: int
     reason: str
     none_left: bool
-    reset: tuple[bool, str] | None = None
     uuid: str | None = None
     restored: bool = False  # read back from the study at start, not new
+
+
+@dataclass(frozen=True)
+class ResetEvent:
+    """A quarantined GPU was reset (``allow_gpu_reset``) once none of the run's workers held
+    it: whether ``nvidia-smi`` did it, and whether the GPU is back in rotation."""
+
+    device: int
+    done: bool
+    message: str
+    back: bool
+    none_left: bool
+    uuid: str | None = None
 
 
 class Planner(Protocol):
@@ -100,6 +112,11 @@ class Planner(Protocol):
 
     def note_sticky(self, device: int | None) -> None: ...
     def quarantine(self, device: int, reason: str) -> QuarantineEvent | None: ...
+    def reset_idle(self, in_use: Container[int | None]) -> list[ResetEvent]:
+        """Reset the quarantined GPUs awaiting a reset on which no worker is alive (``in_use``
+        holds the devices that still have one)."""
+        ...
+
     def check_health(self) -> list[QuarantineEvent]: ...
     def close(self) -> None: ...
 
@@ -153,6 +170,9 @@ class NullPlanner:
     def quarantine(self, device: int, reason: str) -> QuarantineEvent | None:
         return None
 
+    def reset_idle(self, in_use: Container[int | None]) -> list[ResetEvent]:
+        return []
+
     def check_health(self) -> list[QuarantineEvent]:
         return []
 
@@ -194,6 +214,8 @@ class DevicePlanner:
         self._sticky: dict[int, list[float]] = {d: [] for d in devices}
         self._shared: set[int] = set()  # trials that had company on their GPU
         self._alone: dict[int, int] = {}  # device -> the trial that must run alone on it
+        self._to_reset: set[int] = set()  # quarantined, reset once no worker holds them
+        self._was_reset: set[int] = set()  # one reset per GPU and run: then it stays out
         self._next_health = 0.0
         self._events: list[QuarantineEvent] = []  # quarantines made while placing
         self._told_varies: set[Any] = set()
@@ -299,11 +321,28 @@ class DevicePlanner:
     def quarantine(self, device: int, reason: str) -> QuarantineEvent | None:
         if not self.packer.quarantine(device, reason):
             return None  # already out of rotation
-        reset = None
-        if self._allow_reset:
-            reset = reset_gpu(self.backend, device, allowed=True)
-        none_left = not self.packer.active_devices()
-        return QuarantineEvent(device, reason, none_left, reset, self.uuids.get(device))
+        if self._allow_reset and device not in self._was_reset:  # later: see reset_idle
+            self._to_reset.add(device)
+        none_left = not self.packer.active_devices() and not self._to_reset
+        return QuarantineEvent(device, reason, none_left, self.uuids.get(device))
+
+    def reset_idle(self, in_use: Container[int | None]) -> list[ResetEvent]:
+        """``nvidia-smi --gpu-reset`` refuses while any process holds a context on the GPU, so
+        a quarantined GPU is reset only once the run's workers on it are gone; healthy after
+        the reset, it returns to rotation (its sticky history forgotten), once per run: a GPU
+        quarantined again after its reset stays out."""
+        events = []
+        for d in sorted(d for d in self._to_reset if d not in in_use):
+            self._to_reset.discard(d)
+            self._was_reset.add(d)
+            done, message = reset_gpu(self.backend, d, allowed=True)
+            back = done and self.backend.health(d).ok
+            if back:
+                self.packer.readmit(d)
+                self._sticky[d] = []
+            none_left = not self.packer.active_devices() and not self._to_reset
+            events.append(ResetEvent(d, done, message, back, none_left, self.uuids.get(d)))
+        return events
 
     def restore(self, records: Sequence[Mapping[str, Any]]) -> None:
         """Keep out of rotation the GPUs an earlier run quarantined (matched by UUID, else by
@@ -319,7 +358,7 @@ class DevicePlanner:
                 reason = f"{rec.get('reason')} (since an earlier run; `hpo quarantine --lift {d}`)"
                 if self.packer.quarantine(d, reason):
                     none_left = not self.packer.active_devices()
-                    ev = QuarantineEvent(d, reason, none_left, None, self.uuids.get(d), True)
+                    ev = QuarantineEvent(d, reason, none_left, self.uuids.get(d), True)
                     self.restored.append(ev)
 
     def check_health(self) -> list[QuarantineEvent]:

@@ -18,6 +18,7 @@ import enum
 import signal as _signal
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from hpo.failures.classes import Diagnosis, FailureClass
 from hpo.failures.classify import classify, diagnosis_for
@@ -67,6 +68,7 @@ class TrialResult:
     fault: str | None = None
     log_path: str = ""
     log_error: str | None = None
+    allocator: dict[str, Any] | None = None  # the worker's allocator, on its first GPU trial
 
     @property
     def failure_class(self) -> FailureClass | None:
@@ -146,6 +148,7 @@ def build(
             fault=outcome.fault or fault,
             log_path=log_path,
             log_error=outcome.extra.get("log_error"),
+            allocator=outcome.extra.get("allocator"),
         )
     if imposed is not None:
         diag = diagnosis_for(imposed.failure_class, summary=imposed.note)

@@ -38,7 +38,14 @@ from hpo.storage.connect import (
     is_connection_lost,
     open_storage,
 )
-from hpo.storage.queries import HOST, OWNER_KEY, quarantine_key, quarantines, trials
+from hpo.storage.queries import (
+    HOST,
+    OWNER_KEY,
+    lift_quarantine,
+    quarantine_key,
+    quarantines,
+    trials,
+)
 
 log = logging.getLogger("hpo.storage")
 
@@ -238,6 +245,22 @@ class StudyStore:
             self.study.set_user_attr(quarantine_key(HOST, device, uuid), record)
         except Exception as exc:
             log.warning("could not record the quarantine in the study: %s", exc)
+
+    def record_no_expandable(self, device: int | None, error: str) -> None:
+        """Write that GPU ``device`` of this host runs without expandable segments (the WSL2
+        fallback), with the error that caused it; a failure is logged, never raised."""
+        try:
+            self.study.set_user_attr(attrs.no_expandable_key(HOST, device), error[:500])
+        except Exception as exc:
+            log.warning("could not record the allocator fallback in the study: %s", exc)
+
+    def lift_quarantine(self, device: int, uuid: str | None) -> None:
+        """Mark this host's quarantine record of ``device`` lifted (it was reset and is healthy
+        again); a failure is logged, never raised."""
+        try:
+            lift_quarantine(self.study, uuid or str(device), host=HOST)
+        except Exception as exc:
+            log.warning("could not lift the quarantine in the study: %s", exc)
 
     def quarantines(self, expires_s: float | None) -> list[dict[str, Any]]:
         """The quarantines recorded for this host that are neither lifted nor expired."""
@@ -459,6 +482,8 @@ class StudyStore:
             tags[attrs.CHAOS_FAULT] = result.fault
         if result.log_error:
             tags[attrs.LOG_ERROR] = result.log_error
+        if result.allocator:
+            tags[attrs.ALLOCATOR] = result.allocator
         tags.update(decision.tags)
         # A live trial's state and user keys are known here (no read per trial); a recovered
         # one is read from the storage.

@@ -42,6 +42,7 @@ class Done:
     message: str = ""
     after_s: float = 0.1
     recycle: str | None = None  # after its DONE the worker says RETIRE and starts no more trials
+    stuck: bool = False  # after its DONE the worker hangs (in synchronize, say): STOP goes unread
 
 
 @dataclass(frozen=True)
@@ -96,6 +97,7 @@ class FakeWorker:
     exit: tuple[int | None, int | None] | None = None
     rss_mb: float = 100.0
     retiring: bool = False  # said RETIRE: starts no trial, exits RECYCLE at STOP
+    stuck: bool = False  # hangs between trials: reads no message, exits only when killed
 
     def __post_init__(self) -> None:
         self.proc = _Proc(f"hpo-worker-{self.boot.slot}")
@@ -105,6 +107,8 @@ class FakeWorker:
             return False
         self.sent.append(message)
         kind, payload = message
+        if self.stuck:
+            return True
         if kind == Msg.STOP:
             code = WorkerExit.RECYCLE if self.retiring else WorkerExit.OK
             self.mech.at(0.0, self, lambda: self._exit(code, None))
@@ -235,6 +239,7 @@ class FakeMechanism:
 
         def report() -> None:
             worker.chan.inbox.append((Msg.DONE, outcome.to_dict()))
+            worker.stuck = reaction.stuck
             if reaction.recycle:  # cleanup failed: RETIRE a moment later, after a RUN may come
                 worker.retiring = True
                 self.at(

@@ -194,3 +194,38 @@ def logs_like_lightning(trial: optuna.Trial) -> float:
     logging.getLogger("lightning_like.trainer").info("library line of trial %d", trial.number)
     logging.getLogger("my_objective").info("objective line of trial %d", trial.number)
     return trial.suggest_float("x", 0.0, 1.0)
+
+
+#: A real WSL2 kernel's /proc/version (pytorch#192330's machine).
+WSL2_PROC_VERSION = (
+    "Linux version 6.18.33.2-microsoft-standard-WSL2 (root@a7c1b5f7d3e2) (gcc (GCC) 11.2.0, "
+    "GNU ld (GNU Binutils) 2.37) #1 SMP PREEMPT_DYNAMIC Tue Jul 29 18:20:56 UTC 2026\n"
+)
+
+
+def wsl2_expandable(trial: optuna.Trial, proc_version: str) -> float:
+    """A worker on WSL2 (``proc_version``: a file with a WSL2 kernel string, read instead of
+    /proc/version) whose first allocation fails under expandable segments as in pytorch#192330,
+    with torch's text; with the allocator really running without them, the trial completes."""
+    from pathlib import Path
+
+    from hpo import allocator
+
+    allocator.PROC_VERSION = Path(proc_version)
+    x = trial.suggest_float("x", 0.0, 1.0)
+    if (allocator.in_effect() or {}).get("expandable_segments"):
+        raise RuntimeError("CUDA driver error: unknown error")
+    return x
+
+
+def cuda_error_on_device(
+    trial: optuna.Trial,
+    device: str = "0",
+    text: str = "CUDA error: an illegal memory access was encountered",
+) -> float:
+    """Raises a sticky CUDA error on every trial its worker runs pinned to GPU ``device``
+    (``HPO_DEVICE_INDEX``), as a GPU gone bad; completes elsewhere."""
+    x = trial.suggest_float("x", 0.0, 1.0)
+    if os.environ.get("HPO_DEVICE_INDEX") == device:
+        raise RuntimeError(text)
+    return x
