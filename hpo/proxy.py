@@ -10,8 +10,8 @@ prune as they do under ``study.optimize``. The supervisor owns the study: every 
   ``directions`` (and ``direction``) are the configured ones, copied once per trial (changing the
   copies changes nothing in the supervisor); ``trials``, ``get_trials()``, ``best_trial(s)``,
   ``best_value``, ``best_params``, ``user_attrs`` and ``metric_names`` are read live.
-- ``trial.storage`` and ``trial.study._storage``: a :class:`TrialStorageView` that reads this
-  trial (``get_trial``, ``get_trial_system_attrs``) and writes its system attributes
+- ``trial.storage`` (also the storage of ``trial.study``): a :class:`TrialStorageView` that
+  reads this trial (``get_trial``, ``get_trial_system_attrs``) and writes its system attributes
   (``set_trial_system_attr``; not hpo's own keys), as optuna-integration's callbacks do.
 
 Everything else Optuna's classes have, a trial's private caches or a study's ``optimize``,
@@ -209,7 +209,7 @@ class ProxyTrial(optuna.trial.Trial):
         _unsupported("trial._suggest()", "use trial.suggest_float/int/categorical")
 
     def _get_latest_trial(self) -> NoReturn:
-        _unsupported("trial._get_latest_trial()", "use trial.storage.get_trial(trial._trial_id)")
+        _unsupported("trial._get_latest_trial()", "use trial.params, distributions, user_attrs")
 
     def _is_fixed_param(self, *args: Any, **kwargs: Any) -> NoReturn:
         _unsupported("trial._is_fixed_param()")
@@ -229,7 +229,8 @@ INHERITED_STUDY = frozenset({"direction", "_is_multi_objective", "trials_datafra
 
 
 def _remote(name: str, kind: CallKind) -> Any:
-    """The proxy member for ``TRIAL_CALLS[name]``; ``self._call`` (the trial) or ``self._send`` (its views) sends it."""
+    """The proxy member for ``TRIAL_CALLS[name]``, sent by ``self._call`` (the trial) or
+    ``self._send`` (its views)."""
     owner, _, attr = name.rpartition(".")
     label = f"trial.{name}"
 
