@@ -9,6 +9,9 @@ HPO := $(VENV)/bin/hpo
 TORCH_SPEC ?= torch==2.13.0
 TORCH_INDEX ?=
 EXTRAS ?= dev,postgres,mysql,report,dashboard,models,gpu
+# What only the tests need (Lightning, XGBoost, LightGBM, optuna-integration, accelerate: the real
+# clients of tests/test_real_clients.py): installed by `make test`, never by `make demo`.
+TEST_EXTRAS ?= integrations
 STUDY ?= studies/demo.yaml
 HPO_ARGS ?=
 PYTEST_ARGS ?=
@@ -19,8 +22,8 @@ WHEEL_PY = $(if $(wildcard $(PY)),$(PY),$(PYTHON))
 WHEEL_PLATFORMS := manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_28_x86_64 manylinux_2_34_x86_64
 
 .DEFAULT_GOAL := help
-.PHONY: help venv demo test test-fast lint typecheck bench tune-criteria-supermax tune-criteria-max \
-        status failures report dashboard doctor wheelhouse clean
+.PHONY: help venv venv-test demo test test-fast lint typecheck bench tune-criteria-supermax \
+        tune-criteria-max status failures report dashboard doctor wheelhouse clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-24s %s\n", $$1, $$2}'
@@ -33,13 +36,19 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e ".[$(EXTRAS)]"
 	@touch $@
 
+venv-test: $(VENV)/.installed-test ## The virtualenv plus the libraries only the tests use (TEST_EXTRAS)
+
+$(VENV)/.installed-test: $(VENV)/.installed
+	$(PY) -m pip install -q -e ".[$(EXTRAS),$(TEST_EXTRAS)]"
+	@touch $@
+
 demo: venv ## Run the demo: a small real transformers study on CPU (a few minutes)
 	$(HPO) run studies/demo.yaml $(HPO_ARGS)
 
-test: venv ## Run the test suite (PostgreSQL tests skip without a server; CI makes them mandatory)
+test: venv-test ## Run the test suite (PostgreSQL tests skip without a server; CI makes them mandatory)
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
-test-fast: venv ## Unit tests only (no end-to-end runs)
+test-fast: venv-test ## Unit tests only (no end-to-end runs)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
 
 lint: venv ## ruff check, format check, and the import-linter contracts (layers, no cycles)

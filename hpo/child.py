@@ -2,7 +2,7 @@
 
 Mechanism only: the worker does not know the study's policy. It imports the objective once,
 then for each ``run`` message redirects its output to the trial's log, calls the objective with a
-:class:`ProxyTrial`, and reports an :class:`~hpo.outcome.Outcome`. Every ``suggest_*``,
+:class:`~hpo.proxy.ProxyTrial`, and reports an :class:`~hpo.outcome.Outcome`. Every ``suggest_*``,
 ``report``, ``should_prune`` and ``set_user_attr`` is a round trip to the supervisor, which owns
 the study and its sampler: one writer, one seeded sampler, no study loaded per worker.
 
@@ -13,8 +13,6 @@ SIGKILL) the pipe reaches EOF and the worker kills its whole group, so no orphan
 
 from __future__ import annotations
 
-import abc
-import datetime
 import gc
 import math
 import numbers
@@ -33,126 +31,10 @@ from hpo import allocator
 from hpo.events import log_unprinted_to
 from hpo.outcome import Outcome, Status
 from hpo.process import kill_tree
-from hpo.protocol import (
-    TRIAL_CALLS,
-    CallKind,
-    Msg,
-    RemoteError,
-    SupervisorLost,
-    TrialSpec,
-    WorkerBoot,
-    WorkerExit,
-    decode_exception,
-    qualified_name,
-)
+from hpo.protocol import Msg, TrialSpec, WorkerBoot, WorkerExit, qualified_name
+from hpo.proxy import ProxyTrial
 
 TRACEBACK_TAIL = 8000
-
-
-def _import_optuna_base() -> type:
-    from optuna.trial import BaseTrial
-
-    return BaseTrial
-
-
-class ProxyTrial(_import_optuna_base()):  # type: ignore[misc]
-    """An ``optuna.Trial`` look-alike whose calls are carried out by the supervisor.
-
-    The objective sees the same API and behaviour as under ``study.optimize``: suggestions come
-    from the study's sampler, ``report``/``should_prune`` reach the pruner, ``set_user_attr`` is
-    written at once (so it survives a crash later in the trial), and ``optuna.TrialPruned`` works.
-    The methods that reach the supervisor are generated from :data:`hpo.protocol.TRIAL_CALLS`.
-    """
-
-    def __init__(
-        self, chan: Connection, spec: TrialSpec, storage_url: str, study_name: str
-    ) -> None:
-        self._chan = chan
-        self._number = spec.number
-        self._trial_id = spec.trial_id
-        self._params = dict(spec.params)
-        self._user_attrs = dict(spec.user_attrs)
-        self._datetime_start = spec.datetime_start
-        self._storage_url = storage_url
-        self._study_name = study_name
-        self._study: Any = None
-
-    def _call(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        try:
-            self._chan.send((Msg.CALL, (method, args, kwargs)))
-            kind, payload = self._chan.recv()
-        except (EOFError, OSError) as exc:  # broken pipe, connection reset: the supervisor died
-            raise SupervisorLost(
-                f"the supervisor went away during trial.{method}(): {exc!r}"
-            ) from None
-        if kind != Msg.REPLY:
-            raise RemoteError(f"unexpected message {kind!r} from the supervisor")
-        ok, value = payload
-        if ok:
-            return value
-        raise decode_exception(value)
-
-    # Optuna's deprecated spellings, turned into suggest_float here as Optuna itself does.
-    def suggest_uniform(self, name: str, low: float, high: float) -> float:
-        return self.suggest_float(name, low, high)
-
-    def suggest_loguniform(self, name: str, low: float, high: float) -> float:
-        return self.suggest_float(name, low, high, log=True)
-
-    def suggest_discrete_uniform(self, name: str, low: float, high: float, q: float) -> float:
-        return self.suggest_float(name, low, high, step=q)
-
-    def set_user_attr(self, key: str, value: Any) -> None:
-        self._call("set_user_attr", key, value)
-        self._user_attrs[key] = value
-
-    @property
-    def number(self) -> int:
-        return self._number
-
-    @property
-    def params(self) -> dict[str, Any]:
-        return dict(self._params)
-
-    @property
-    def user_attrs(self) -> dict[str, Any]:
-        return dict(self._user_attrs)
-
-    @property
-    def datetime_start(self) -> datetime.datetime | None:
-        return self._datetime_start
-
-    @property
-    def study(self) -> Any:
-        """A read-only view of the study, loaded in this worker on first use (costly)."""
-        if self._study is None:
-            import optuna
-
-            self._study = optuna.load_study(study_name=self._study_name, storage=self._storage_url)
-        return self._study
-
-
-def _remote(name: str, kind: CallKind) -> Any:
-    if kind is CallKind.READ:
-        return property(
-            lambda self: self._call(name), doc=f"``trial.{name}``, read in the supervisor."
-        )
-
-    def method(self: ProxyTrial, *args: Any, **kwargs: Any) -> Any:
-        value = self._call(name, *args, **kwargs)
-        if kind is CallKind.SUGGEST:
-            self._params[args[0] if args else kwargs["name"]] = value
-        return value
-
-    method.__name__ = method.__qualname__ = name
-    method.__doc__ = f"``trial.{name}(...)``, carried out in the supervisor."
-    return method
-
-
-for _name, _kind in TRIAL_CALLS.items():
-    if _name not in vars(ProxyTrial):
-        setattr(ProxyTrial, _name, _remote(_name, _kind))
-abc.update_abstractmethods(ProxyTrial)
 
 
 def validate_values(ret: Any, n_objectives: int) -> list[float]:
@@ -407,7 +289,7 @@ def run_trial(
         log_note = f"log file unwritable ({exc}); output went to the worker log"
     if measure is not None:
         measure.reset_peak()
-    trial = ProxyTrial(chan, spec, boot.storage_url, boot.study_name)
+    trial = ProxyTrial(chan, spec, boot.study_name)
     outcome = Outcome(
         trial_number=spec.number, status=Status.FAILED, worker_pid=os.getpid(), fault=spec.fault
     )

@@ -13,8 +13,9 @@ its DONE and exits with ``WorkerExit.RECYCLE`` at ``STOP``), ``NO_EXPANDABLE`` (
 instead of DONE: the worker's first trial failed with expandable segments under WSL2; the worker
 then behaves as after ``RETIRE``, and the trial is placed again).
 
-:data:`TRIAL_CALLS` is the one allow-list of trial methods a worker may use: the worker's proxy
-trial is generated from it and the supervisor serves nothing else.
+:data:`TRIAL_CALLS` is the one allow-list of what a worker may reach of its trial, the trial's study
+and its storage: the worker's proxy trial is generated from it and the supervisor serves nothing
+else.
 """
 
 from __future__ import annotations
@@ -60,8 +61,9 @@ class CallKind(str, enum.Enum):
     """How a trial call is carried out in the supervisor."""
 
     SUGGEST = "suggest"  # a method that returns a parameter value (recorded in the proxy)
-    CALL = "call"  # any other method of the trial
-    READ = "read"  # an attribute read
+    CALL = "call"  # any other method
+    READ = "read"  # an attribute read, each time it is read
+    SNAPSHOT = "snapshot"  # an attribute read once per trial and kept (it does not change)
 
 
 TRIAL_CALLS: Mapping[str, CallKind] = MappingProxyType(
@@ -74,12 +76,28 @@ TRIAL_CALLS: Mapping[str, CallKind] = MappingProxyType(
         "set_user_attr": CallKind.CALL,
         "set_constraint": CallKind.CALL,
         "distributions": CallKind.READ,
-        "system_attrs": CallKind.READ,
         "relative_params": CallKind.READ,
         "constraints": CallKind.READ,
+        # trial.study: a view of the supervisor's study (its sampler, pruner, directions, trials)
+        "study.sampler": CallKind.SNAPSHOT,
+        "study.pruner": CallKind.SNAPSHOT,
+        "study.directions": CallKind.SNAPSHOT,
+        "study.metric_names": CallKind.READ,
+        "study.user_attrs": CallKind.READ,
+        "study.trials": CallKind.READ,
+        "study.get_trials": CallKind.CALL,
+        "study.best_trial": CallKind.READ,
+        "study.best_trials": CallKind.READ,
+        "study.best_value": CallKind.READ,
+        "study.best_params": CallKind.READ,
+        # trial.storage (and trial.study's storage): this trial's own records only
+        "storage.get_trial": CallKind.CALL,
+        "storage.get_trial_system_attrs": CallKind.CALL,
+        "storage.set_trial_system_attr": CallKind.CALL,
     }
 )
-"""Every ``optuna.Trial`` method or attribute a worker may reach, by how it is served."""
+"""Every trial member a worker may reach, by how it is served: ``name`` on the trial,
+``study.name`` on ``trial.study``, ``storage.name`` on ``trial.storage`` (``hpo.proxy``)."""
 
 
 @dataclass

@@ -7,6 +7,7 @@ import datetime
 import functools
 import logging
 import os
+import pickle
 import time
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -138,6 +139,21 @@ def _age_s(started: datetime.datetime | None) -> float:
 
 
 _T = TypeVar("_T")
+
+#: System attributes the runner keeps besides its ``hpo:`` ones (retry links, Optuna's keys).
+_RUNNER_KEYS = frozenset({attrs.FAILED_TRIAL, attrs.RETRY_HISTORY, "fixed_params"})
+
+
+def _sendable(name: str, value: Any) -> Any:
+    """``value`` if it can travel to the worker; a one-line error naming what cannot."""
+    try:
+        pickle.dumps(value)
+    except Exception as exc:
+        raise TypeError(
+            f"hpo: trial.{name} cannot be sent to the worker ({type(value).__name__} does not "
+            f"pickle: {exc!s:.200})"
+        ) from None
+    return value
 
 
 def _told(doing: str) -> Callable[[Callable[..., _T]], Callable[..., _T]]:
@@ -361,7 +377,8 @@ class StudyStore:
 
     # -- the workers' trial calls ----------------------------------------------------------------
     def serve(self, number: int, call: tuple[str, Any, Any]) -> tuple[bool, Any]:
-        """Carry out a worker's ``(name, args, kwargs)`` on trial ``number``'s ``optuna.Trial``.
+        """Carry out a worker's ``(name, args, kwargs)`` on trial ``number``'s ``optuna.Trial``,
+        on the study (``study.*``) or on the trial's records in the storage (``storage.*``).
 
         Only what :data:`hpo.protocol.TRIAL_CALLS` lists is served; the reply is ``(True,
         value)`` or ``(False, encoded exception)`` for the worker to raise.
@@ -370,9 +387,14 @@ class StudyStore:
         try:
             kind = TRIAL_CALLS.get(name)
             if kind is None:
-                raise AttributeError(f"hpo: trial method {name!r} is not available in a worker")
+                raise AttributeError(f"hpo: trial.{name} is not available in a worker")
             trial = self._live[number]
-            if kind is CallKind.READ:
+            owner, _, attr = name.rpartition(".")
+            if owner == "study":
+                return True, _sendable(name, self._study_member(attr, kind, args, kwargs))
+            if owner == "storage":
+                return True, _sendable(name, self._trial_storage(trial, attr, args, kwargs))
+            if kind in (CallKind.READ, CallKind.SNAPSHOT):
                 return True, getattr(trial, name)
             value = getattr(trial, name)(*args, **kwargs)
             if name == "set_user_attr":
@@ -412,6 +434,27 @@ class StudyStore:
             log.warning("[trial %d] %s", result.number, exc)
             return constraints_failed(result, exc.exception_type, str(exc), exc.traceback)
         return result
+
+    def _study_member(self, attr: str, kind: CallKind, args: Any, kwargs: Any) -> Any:
+        member = getattr(self.study, attr)
+        return member(*args, **kwargs) if kind is CallKind.CALL else member
+
+    def _trial_storage(self, trial: optuna.Trial, attr: str, args: Any, kwargs: Any) -> Any:
+        """``trial.storage.<attr>(trial_id, ...)`` in a worker: its own trial, and none of the
+        runner's system attributes written."""
+        trial_id = args[0] if args else kwargs.get("trial_id")
+        if trial_id != trial._trial_id:
+            raise ValueError(
+                f"hpo: trial.storage.{attr}() reaches only the worker's own trial (id "
+                f"{trial._trial_id}), not trial id {trial_id!r}"
+            )
+        if attr == "set_trial_system_attr":
+            key = args[1] if len(args) > 1 else kwargs.get("key")
+            if not isinstance(key, str) or key.startswith(attrs.PREFIX) or key in _RUNNER_KEYS:
+                raise ValueError(
+                    f"hpo: system attribute {key!r} is the runner's; an objective may not write it"
+                )
+        return getattr(self._storage, attr)(*args, **kwargs)
 
     # -- finishing -------------------------------------------------------------------------------
     def finish(
