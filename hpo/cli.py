@@ -212,10 +212,12 @@ def failures_cmd(
 @click.option("--study", help="Study name.")
 @click.option("--storage", help="Optuna storage URL.")
 @click.option(
+    "-o",
+    "--output",
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),
-    help="Folder for report.html and the PNG figures (default: <run_dir>/report with a config, else ./hpo-report-<study>).",
+    help="Folder for report.html and the PNG figures (default: <run folder>/report: the config's, else the one the study's trials record on this host, else ./hpo-report-<study>).",
 )
 @debug_option
 @_guard
