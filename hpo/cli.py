@@ -304,6 +304,8 @@ def failures_cmd(
 @click.option("--study", help="Study name.")
 @click.option("--storage", help="Optuna storage URL.")
 @click.option(
+    "-o",
+    "--output",
     "--out",
     "out_dir",
     type=click.Path(file_okay=False),

@@ -6,6 +6,7 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import optuna
@@ -66,6 +67,16 @@ def state_counts(study: optuna.Study) -> dict[str, int]:
     return out
 
 
+def owner_run_dir(trials: Sequence[FrozenTrial]) -> Path | None:
+    """The run folder of the latest of ``trials`` that a supervisor on this host ran (its
+    ``hpo:owner`` record), if that folder still exists: where a study's logs and events are."""
+    for t in sorted(trials, key=lambda t: -t.number):
+        owner = t.system_attrs.get(OWNER_KEY)
+        if isinstance(owner, dict) and owner.get("host") == HOST and owner.get("run_dir"):
+            return Path(owner["run_dir"]) if Path(owner["run_dir"]).is_dir() else None
+    return None
+
+
 def completion_times(study: optuna.Study) -> list[Any]:
     """``datetime_complete`` of the COMPLETE and PRUNED trials (one column, not whole trials)."""
     backend = getattr(study._storage, "_backend", study._storage)
@@ -101,15 +112,19 @@ def quarantine_key(host: str, device: int, uuid: str | None) -> str:
 
 
 def quarantines(
-    study: optuna.Study, host: str | None = None, expires_s: float | None = None
+    study: optuna.Study,
+    host: str | None = None,
+    expires_s: float | None = None,
+    lifted: bool = False,
 ) -> list[dict[str, Any]]:
-    """Active quarantine records (``key`` included), oldest first; ``host`` None: every host."""
+    """Active quarantine records (``key`` included), oldest first; ``host`` None: every host;
+    ``lifted``: the lifted ones too (a report's history)."""
     now = time.time()
     out = []
     for key, rec in study.user_attrs.items():
         if not key.startswith(QUARANTINE_PREFIX) or not isinstance(rec, dict):
             continue
-        if rec.get("lifted") or (host is not None and rec.get("host") != host):
+        if (rec.get("lifted") and not lifted) or (host is not None and rec.get("host") != host):
             continue
         if expires_s is not None and now - float(rec.get("time", now)) > expires_s:
             continue
