@@ -22,10 +22,11 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
   70  out of memory (GPU and host)
   71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too)
-  66  NCCL watchdog taking the process down after an error
+  66  NCCL watchdog taking the process down after an error; a distributed store timeout
+      (also while NCCL fetches its unique id: a peer never arrived, NCCL never ran)
   65  NCCL errors
   60  cuDNN, cuBLAS, numerical, data and known user errors
-  55  DataLoader worker killed by a signal; store, DataLoader and job time limits
+  55  DataLoader worker killed by a signal; DataLoader, peer and job time limits
   50  ``KeyboardInterrupt``
   45  weak evidence (DataLoader worker exited, distributed network errors)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
@@ -74,6 +75,7 @@ P_STICKY = 80
 P_DEVICE = 75
 P_MEMORY = 70
 P_NCCL_ABORT = 66
+P_STORE_TIMEOUT = 66
 P_NCCL = 65
 P_SPECIFIC = 60
 P_KILLED_WORKER = 55
@@ -147,6 +149,11 @@ _EXEC_FAILED_HINT = (
     "A library kernel failed to run and the CUDA context may be unusable (fresh worker). "
     "Causes: a torch build without kernels for this GPU, an earlier asynchronous CUDA error "
     "(rerun with CUDA_LAUNCH_BLOCKING=1, `hpo replay N`), or a driver problem."
+)
+_STORE_TIMEOUT_HINT = (
+    "A rank waited on the rendezvous store (TCPStore) for a peer that never arrived: another "
+    "rank died or hung before this point (read its log first), or MASTER_ADDR/MASTER_PORT are "
+    "unreachable. Raise the timeout in init_process_group only if ranks start slowly."
 )
 _SHM_HINT = (
     "/dev/shm is too small for the DataLoader workers: raise it (docker --shm-size or "
@@ -382,6 +389,8 @@ RULES: tuple[Rule, ...] = (
         P_STICKY,
         text=(
             r"an illegal instruction was encountered",
+            # The CUDA-prefixed wording only: a bare "Illegal instruction" is a CPU SIGILL.
+            r"\bCUDA error\W{0,4}illegal instructions?\b",
             r"cudaErrorIllegalInstruction",
             r"CUDA_ERROR_ILLEGAL_INSTRUCTION",
         ),
@@ -486,7 +495,7 @@ RULES: tuple[Rule, ...] = (
         "CUDA device busy or unavailable",
         P_DEVICE,
         text=(
-            r"CUDA-capable devices? ?(?:\(s\))? (?:is/are|are|is) busy or unavailable",
+            r"CUDA(?:-capable)? devices? ?(?:\(s\))? (?:is/are|are|is) busy or unavailable",
             r"cudaErrorDevicesUnavailable",
             r"CUDA_ERROR_DEVICES_UNAVAILABLE",
         ),
@@ -625,6 +634,7 @@ RULES: tuple[Rule, ...] = (
             r"Out of memory: Killed process",
             r"invoked oom-killer",
             r"\boom-kill:",
+            r"\boom[-_]kill events?\b",
             r"killed by signal: Killed",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
@@ -659,10 +669,40 @@ RULES: tuple[Rule, ...] = (
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
             r"NCCL WARN Net\s*:",
+            # NCCL's log lines start with its source file ("misc/socket.cc:441 NCCL WARN"; old
+            # releases print "include/socket.h:344 WARN" without the NCCL tag).
+            r"\b(?:include|misc|transport|bootstrap|init|proxy|graph|enqueue|net|group|channel)"
+            r"/\w+\.(?:cc|h|cu):\d+ (?:NCCL )?WARN\b",
+            r"\bncclSocket\w+:",
+            # A failed NCCL call by name ("ncclCommInitRank() failed", "ncclGroupEnd() failed").
+            r"\bnccl[A-Z]?\w+\(\)[^\n]{0,20}\bfailed\b",
         ),
         types=(r"(?:torch\.distributed\.)?DistBackendError", r"(?:\w+\.)*NcclError"),
         cuda=True,
         cuda_error_type="nccl_error",
+    ),
+    # A rank that timed out on the c10d store while setting up NCCL ("is setting up NCCL
+    # communicator and retrieving ncclUniqueId ... store->get('0') got error: Socket Timeout")
+    # timed out: a peer never arrived (it died or hung first), NCCL itself never ran.
+    Rule(
+        "distributed-store-timeout",
+        FC.TIMEOUT,
+        "timed out waiting on the distributed store (a peer never arrived)",
+        P_STORE_TIMEOUT,
+        text=(
+            r"Timed out after \d+ seconds waiting for clients",
+            r"Timed out initializing process group",
+            r"Socket Timeout",
+            r"Timeout waiting for key",
+            r"The client socket has timed out after \d+m?s while trying to connect to",
+            r"\bDistStoreError\b",
+            r"\bRendezvousTimeoutError\b",
+        ),
+        types=(
+            r"(?:torch\.distributed\.)?DistStoreError",
+            r"(?:[\w.]*\.)?RendezvousTimeoutError",
+        ),
+        hint=_STORE_TIMEOUT_HINT,
     ),
     # --- cuDNN ------------------------------------------------------------------------------
     Rule(
@@ -980,26 +1020,16 @@ RULES: tuple[Rule, ...] = (
         hint=_INTERRUPT_HINT,
     ),
     Rule(
-        "distributed-store-timeout",
+        "distributed-time-limit",
         FC.TIMEOUT,
-        "timed out waiting (distributed store, DataLoader or job time limit)",
+        "timed out waiting (DataLoader, peer or job time limit)",
         P_KILLED_WORKER,
         text=(
-            r"Timed out after \d+ seconds waiting for clients",
-            r"Timed out initializing process group",
-            r"Socket Timeout",
             r"Timed out waiting \d+ms for (?:recv|send) operation",
             r"DUE TO TIME LIMIT",
             r"DataLoader timed out after \d+ seconds",
-            r"The client socket has timed out after \d+m?s while trying to connect to",
-            r"\bDistStoreError\b",
-            r"\bRendezvousTimeoutError\b",
         ),
-        types=(
-            r"(?:torch\.distributed\.)?DistStoreError",
-            r"TimeoutError",
-            r"(?:[\w.]*\.)?RendezvousTimeoutError",
-        ),
+        types=(r"TimeoutError",),
     ),
     Rule(
         "keyboard-interrupt",
@@ -1102,6 +1132,7 @@ RULES: tuple[Rule, ...] = (
             r"worker died \(-9\)",
             r"exit code 137\b",
             r"interrupted by signal 9\b",
+            r"terminated by signal 9\b",
             r"Signals\.SIGKILL",
             r"terminated with signal SIGKILL",
             r"Signal 9 \(SIGKILL\)",
@@ -1142,6 +1173,9 @@ RULES: tuple[Rule, ...] = (
             r"|Floating point exception)",
             r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
             r"\s*\(core dumped\)",
+            r"terminated by signal (?:11|7|6|4|8)\b",
+            # Prose that names only the core dump ("I got an error like 'core dumped'").
+            r"\bcore dumped\b",
             r"terminate called (?:after throwing an instance of|recursively"
             r"|without an active exception)",
             r"double free or corruption",
@@ -1163,6 +1197,7 @@ RULES: tuple[Rule, ...] = (
             r"exitcode\s*:\s*-(?:1|2|15)\b",
             r"exit code 1(?:30|43|29)\b",
             r"interrupted by signal (?:1|2|15)\b",
+            r"terminated by signal (?:1|2|15)\b",
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
             r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
@@ -1217,6 +1252,8 @@ RULES: tuple[Rule, ...] = (
             r"exitcode\s*: [1-9]\d* \(pid:",
             r"returned non-zero exit status [1-9]\d*",
             r"exits with return code = [1-9]\d*",
+            # Quoted in prose the type's case is not kept (``childFailedError``).
+            r"\bChildFailedError\b",
         ),
         types=(
             r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
