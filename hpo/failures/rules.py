@@ -563,6 +563,9 @@ RULES: tuple[Rule, ...] = (
             r"NVML_SUCCESS == r INTERNAL ASSERT FAILED",
             r"cudaMalloc\w*[^\n]{0,40}out of memory",
             r"Tried to allocate \d+(?:\.\d+)? ?[KMGTP]i?B\b",
+            # The type named in prose or an issue title ("raise CUDA OutOfMemoryError when").
+            r"\b(?:CUDA|torch\.cuda)[ .]OutOfMemoryError\b",
+            r"\b(?:CUDA|GPU) OOM\b",
             _CUDA + r" error:\s*out of memory",
             r"cuda runtime error \(2\) : out of memory",
             r"cudaErrorMemoryAllocation",
@@ -669,6 +672,9 @@ RULES: tuple[Rule, ...] = (
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
             r"NCCL WARN Net\s*:",
+            # NCCLCHECK's trace of a failed call, one line per frame ("NCCL INFO
+            # misc/socket.cc:564 -> 2"): printed only when a call returned an error.
+            r"NCCL INFO [\w/]+\.(?:cc|h|cu):\d+ -> [1-9]\b",
             # NCCL's log lines start with its source file ("misc/socket.cc:441 NCCL WARN"; old
             # releases print "include/socket.h:344 WARN" without the NCCL tag).
             r"\b(?:include|misc|transport|bootstrap|init|proxy|graph|enqueue|net|group|channel)"
@@ -803,6 +809,10 @@ RULES: tuple[Rule, ...] = (
             r"(?P<code>CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+)",
             r"cuBLAS API failed",
             r"CUBLAS failure \d+",
+            # cuBLAS's parameter check, printed before it returns INVALID_VALUE (the reference
+            # BLAS xerbla wording: "** On entry to GEMM_EX  parameter number 9 had an illegal
+            # value").
+            r"\*\* On entry to \w+\s+parameter number \d+ had an illegal value",
         ),
         cuda=True,
         cuda_error_type="cublas_error",
@@ -863,6 +873,8 @@ RULES: tuple[Rule, ...] = (
             # torch.distributions: the Real() constraint of loc fails only for NaN.
             r"to satisfy the constraint Real\(\), but found invalid values",
             r"The parameter loc has invalid values",
+            # A NaN traced to an autograd node ("NaN in LogSoftmaxBackward0").
+            r"\bNaNs? (?:in|from|at) (?:the )?\w*Backward\d*\b",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -929,6 +941,15 @@ RULES: tuple[Rule, ...] = (
         ),
         hint="Move the model and every input to the same device (model.to(device), "
         "batch.to(device)); check tensors created inside forward().",
+    ),
+    Rule(
+        "user-inplace-modified",
+        FC.USER_ERROR,
+        "a tensor needed for backward was modified in place",
+        P_SPECIFIC,
+        text=(r"needed for gradient computation has been modified by an inplace operation",),
+        hint="An in-place operation (x += ..., x[idx] = ..., relu_(inplace=True)) changed a "
+        "tensor autograd saved: use the out-of-place form; detect_anomaly shows the op.",
     ),
     Rule(
         "user-torch-without-cuda",
@@ -1057,6 +1078,17 @@ RULES: tuple[Rule, ...] = (
         "worker's own error.",
     ),
     Rule(
+        "numerical-anomaly-mode",
+        FC.NUMERICAL,
+        "autograd anomaly mode flagged a backward node (most often NaN/Inf)",
+        P_WEAK,
+        text=(
+            # detect_anomaly's warning names the node; it is on because NaNs were being hunted,
+            # but it also precedes other backward errors, so this is weak evidence.
+            r"Error detected in \w+Backward\d*\. (?:Traceback of forward call|No forward pass)",
+        ),
+    ),
+    Rule(
         "distributed-network-error",
         FC.NCCL,
         "torch.distributed network error",
@@ -1075,7 +1107,10 @@ RULES: tuple[Rule, ...] = (
             r"A process in the process pool was terminated abruptly",
             r"The actor died unexpectedly before finishing this task",
             r"The actor is dead because its (?:worker process|owner) has died",
-            r"A worker died or was killed while executing a task by an unexpected system error",
+            r"A worker died or was killed (?:while executing a task )?by an unexpected system error",
+            # Windows: loky kills a broken pool's workers with taskkill, which reports the ones
+            # already gone ('ERROR: The process "13492" not found.', localised).
+            r'^\W*(?:ERROR: The process "\d+" not found|错误: 没有找到进程 "\d+")',
             r"The worker died unexpectedly while executing this task",
             r"\bWorkerCrashedError\b",
             r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
@@ -1202,6 +1237,8 @@ RULES: tuple[Rule, ...] = (
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
             r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
             r"Main process received SIG(?:INT|TERM|HUP), exiting",
+            r"\b(?:received|caught|got) (?:signal )?SIG(?:TERM|INT|HUP)\b",
+            r"Signal (?:15|2|1) \(SIG(?:TERM|INT|HUP)\) received by PID",
             r"forrtl: error \(200\): program aborting due to control-C event",
         ),
         types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
