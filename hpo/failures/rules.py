@@ -556,7 +556,15 @@ RULES: tuple[Rule, ...] = (
         "CUDA out of memory",
         P_MEMORY,
         text=(
-            r"\b(?:CUDA|HIP|XPU) out of memory(?!\s*,)",
+            # Not the advice "If you encounter CUDA out of memory, try to set --tile ...".
+            r"\b(?:CUDA|HIP|XPU) out of memory(?!\s*,\s*(?:try|reduce|set|use|consider)\b)",
+            # GPU memory named in prose: "the graphics card ran out of memory", "out of memory
+            # with vGPU-32GB", "out of VRAM".
+            r"\b(?:GPU|graphics card|video card|VRAM|video memory)\b[^\n.]{0,30}\b(?:runs?|ran|running)"
+            r" out of memory",
+            r"\bout of memory (?:with|on|in) (?:an? |the )?v?GPU\b",
+            r"\bout of (?:GPU|video|graphics) memory\b",
+            r"\bout of VRAM\b",
             r"Allocation on device \d+ would exceed allowed memory",
             # The allocator's OOM report queries NVML; where NVML fails (MIG, WSL) this replaces
             # the OOM message (pytorch#112377).
@@ -672,6 +680,11 @@ RULES: tuple[Rule, ...] = (
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
             r"NCCL WARN Net\s*:",
+            # NCCL naming a network failure ("NCCL INFO Call to connect returned Connection
+            # refused, retrying", "NCCL Network is unreachable"); nccl-tests' "Test NCCL failure".
+            r"\bNCCL\b[^\n]{0,200}(?:Connection refused|Network is unreachable|No route to host"
+            r"|Connection reset by peer|Connection timed out)",
+            r"\bNCCL failure\b",
             # NCCLCHECK's trace of a failed call, one line per frame ("NCCL INFO
             # misc/socket.cc:564 -> 2"): printed only when a call returned an error.
             r"NCCL INFO [\w/]+\.(?:cc|h|cu):\d+ -> [1-9]\b",
@@ -808,6 +821,8 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"(?P<code>CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+)",
             r"cuBLAS API failed",
+            # ggml: "CUDA error: <cuBLAS status string>" then the function that called cuBLAS.
+            r"CUDA error: [^\n]{1,120}\n\s*(?:current device: \d+, )?in (?:function )?\w*cublas",
             r"CUBLAS failure \d+",
             # cuBLAS's parameter check, printed before it returns INVALID_VALUE (the reference
             # BLAS xerbla wording: "** On entry to GEMM_EX  parameter number 9 had an illegal
@@ -855,6 +870,16 @@ RULES: tuple[Rule, ...] = (
             r"\bloss becomes inf\b",
             r"\bloss = nan\b",
             r"\bloss = inf\b",
+            # The loss said to be NaN in any wording ("loss value changed to `NaN`", "loss value
+            # equals to NaN", "Loss is going to be NaN").
+            r"\bloss(?:es)?\b[^\n.]{0,40}?\b(?:is|are|was|were|be|becomes?|became|equals?(?: to)?"
+            r"|changed to|goes to|went to|turns?(?: in)?to|turned (?:in)?to|jumps? to|gets?|got)"
+            r"\s*[`'\"]?(?:nan|inf)\b",
+            # Mixed precision: the dynamic loss scale has collapsed to its minimum (every step
+            # overflows: the run has diverged). Halving from a large scale is normal.
+            r"Reducing dynamic loss scale from 1(?:\.0)? to 1\b",
+            r"Attempted loss scale: 1(?:\.0)?, reducing to 1\b",
+            r"reducing (?:dynamic )?loss scale to 0\.\d+",
             r"non-finite loss",
             r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
             r"is non-finite, so it cannot be clipped",
@@ -1062,6 +1087,10 @@ RULES: tuple[Rule, ...] = (
             # The terminal's echo of Ctrl-C, glued to what Python printed next.
             r"^\^CTraceback",
             r"^\^CException ignored",
+            # ... or glued to any other line ("^C2023-06-16 11:56:46 | INFO: Shutting down",
+            # "58/71 [23:09<05:11, 23.96s/it]^C").
+            r"^\^C(?=\S)",
+            r"\S\^C$",
         ),
         types=(r"KeyboardInterrupt",),
         hint=_INTERRUPT_HINT,
@@ -1105,6 +1134,7 @@ RULES: tuple[Rule, ...] = (
             r"The exit codes of the workers are \{(?P<code>[^}\n]{1,80})\}",
             r"A worker process managed by the executor was unexpectedly terminated",
             r"A process in the process pool was terminated abruptly",
+            r"A child process terminated abruptly, the process pool is not usable anymore",
             r"The actor died unexpectedly before finishing this task",
             r"The actor is dead because its (?:worker process|owner) has died",
             r"A worker died or was killed (?:while executing a task )?by an unexpected system error",
