@@ -43,7 +43,7 @@ MIN_PER_CLASS = 15
 CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
-MEASURED_CLASS_FLOOR = 70 / 78  # held-out v4, measured once; see test_heldout_class_accuracy
+MEASURED_CLASS_FLOOR = 52 / 63  # held-out v5, measured once; see test_heldout_class_accuracy
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -192,11 +192,11 @@ def test_heldout_stickiness_accuracy() -> None:
     assert sticky_acc >= STICKY_BAR, detail
 
 
-# Measured once on held-out v4 (78 rows, collected and labelled after the rules were frozen at
-# bbd8f93): class 70/78 = 89.7%, stickiness 78/78 = 100%. All 8 misses are marked "not
+# Measured once on held-out v5 (63 rows, collected and labelled after the rules were frozen at
+# 1b9a4eb): class 52/63 = 82.5%, stickiness 62/63 = 98.4%. All 11 class misses are marked "not
 # recognised" (none is confidently wrong). The class bar of issue 16 is not met;
 # docs/failures.md lists the misses. strict: the day the bar is met, this must be un-marked.
-@pytest.mark.xfail(strict=True, reason="held-out class accuracy 89.7% < 97% (see docs/failures.md)")
+@pytest.mark.xfail(strict=True, reason="held-out class accuracy 82.5% < 97% (see docs/failures.md)")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail

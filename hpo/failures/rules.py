@@ -201,6 +201,17 @@ _PLATFORM_HINT = (
 )
 
 # Bits of regex reused below.
+_BECOMES = (
+    r"(?:is|are|was|were|be|becomes?|became|equals?(?: to)?|changed to|goes to|went to"
+    r"|turns?(?: in)?to|turned (?:in)?to|jumps? to|gets?|got)"
+)
+_NET_FAILURES = (
+    "Connection refused",
+    "Network is unreachable",
+    "No route to host",
+    "Connection reset by peer",
+    "Connection timed out",
+)
 _CUDA = r"(?:CUDA|HIP)"
 _ASYNC_FOOTER = r"(?:CUDA|HIP) kernel errors might be asynchronously reported"
 
@@ -682,8 +693,8 @@ RULES: tuple[Rule, ...] = (
             r"NCCL WARN Net\s*:",
             # NCCL naming a network failure ("NCCL INFO Call to connect returned Connection
             # refused, retrying", "NCCL Network is unreachable"); nccl-tests' "Test NCCL failure".
-            r"\bNCCL\b[^\n]{0,200}(?:Connection refused|Network is unreachable|No route to host"
-            r"|Connection reset by peer|Connection timed out)",
+            # One cue per failure, "NC{2}L" so that the failure, not "nccl", is the anchor.
+            *(rf"\bNC{{2}}L\b[^\n]{{0,200}}{failure}" for failure in _NET_FAILURES),
             r"\bNCCL failure\b",
             # NCCLCHECK's trace of a failed call, one line per frame ("NCCL INFO
             # misc/socket.cc:564 -> 2"): printed only when a call returned an error.
@@ -871,10 +882,10 @@ RULES: tuple[Rule, ...] = (
             r"\bloss = nan\b",
             r"\bloss = inf\b",
             # The loss said to be NaN in any wording ("loss value changed to `NaN`", "loss value
-            # equals to NaN", "Loss is going to be NaN").
-            r"\bloss(?:es)?\b[^\n.]{0,40}?\b(?:is|are|was|were|be|becomes?|became|equals?(?: to)?"
-            r"|changed to|goes to|went to|turns?(?: in)?to|turned (?:in)?to|jumps? to|gets?|got)"
-            r"\s*[`'\"]?(?:nan|inf)\b",
+            # equals to NaN", "Loss is going to be NaN"). "los{2}" keeps "loss" out of the literal
+            # prefilter, so the rarer "nan" is the anchor ("loss" is on many traceback lines).
+            r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?nan\b",
+            r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?inf\b",
             # Mixed precision: the dynamic loss scale has collapsed to its minimum (every step
             # overflows: the run has diverged). Halving from a large scale is normal.
             r"Reducing dynamic loss scale from 1(?:\.0)? to 1\b",
