@@ -22,10 +22,11 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
   70  out of memory (GPU and host)
   71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too)
-  66  NCCL watchdog taking the process down after an error
+  66  NCCL watchdog taking the process down after an error; a distributed store timeout
+      (also while NCCL fetches its unique id: a peer never arrived, NCCL never ran)
   65  NCCL errors
   60  cuDNN, cuBLAS, numerical, data and known user errors
-  55  DataLoader worker killed by a signal; store, DataLoader and job time limits
+  55  DataLoader worker killed by a signal; DataLoader, peer and job time limits
   50  ``KeyboardInterrupt``
   45  weak evidence (DataLoader worker exited, distributed network errors)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
@@ -74,6 +75,7 @@ P_STICKY = 80
 P_DEVICE = 75
 P_MEMORY = 70
 P_NCCL_ABORT = 66
+P_STORE_TIMEOUT = 66
 P_NCCL = 65
 P_SPECIFIC = 60
 P_KILLED_WORKER = 55
@@ -148,6 +150,11 @@ _EXEC_FAILED_HINT = (
     "Causes: a torch build without kernels for this GPU, an earlier asynchronous CUDA error "
     "(rerun with CUDA_LAUNCH_BLOCKING=1, `hpo replay N`), or a driver problem."
 )
+_STORE_TIMEOUT_HINT = (
+    "A rank waited on the rendezvous store (TCPStore) for a peer that never arrived: another "
+    "rank died or hung before this point (read its log first), or MASTER_ADDR/MASTER_PORT are "
+    "unreachable. Raise the timeout in init_process_group only if ranks start slowly."
+)
 _SHM_HINT = (
     "/dev/shm is too small for the DataLoader workers: raise it (docker --shm-size or "
     "--ipc=host), use fewer workers or a smaller prefetch_factor, or "
@@ -194,6 +201,17 @@ _PLATFORM_HINT = (
 )
 
 # Bits of regex reused below.
+_BECOMES = (
+    r"(?:is|are|was|were|be|becomes?|became|equals?(?: to)?|changed to|goes to|went to"
+    r"|turns?(?: in)?to|turned (?:in)?to|jumps? to|gets?|got)"
+)
+_NET_FAILURES = (
+    "Connection refused",
+    "Network is unreachable",
+    "No route to host",
+    "Connection reset by peer",
+    "Connection timed out",
+)
 _CUDA = r"(?:CUDA|HIP)"
 _ASYNC_FOOTER = r"(?:CUDA|HIP) kernel errors might be asynchronously reported"
 
@@ -382,6 +400,8 @@ RULES: tuple[Rule, ...] = (
         P_STICKY,
         text=(
             r"an illegal instruction was encountered",
+            # The CUDA-prefixed wording only: a bare "Illegal instruction" is a CPU SIGILL.
+            r"\bCUDA error\W{0,4}illegal instructions?\b",
             r"cudaErrorIllegalInstruction",
             r"CUDA_ERROR_ILLEGAL_INSTRUCTION",
         ),
@@ -486,7 +506,7 @@ RULES: tuple[Rule, ...] = (
         "CUDA device busy or unavailable",
         P_DEVICE,
         text=(
-            r"CUDA-capable devices? ?(?:\(s\))? (?:is/are|are|is) busy or unavailable",
+            r"CUDA(?:-capable)? devices? ?(?:\(s\))? (?:is/are|are|is) busy or unavailable",
             r"cudaErrorDevicesUnavailable",
             r"CUDA_ERROR_DEVICES_UNAVAILABLE",
         ),
@@ -547,13 +567,24 @@ RULES: tuple[Rule, ...] = (
         "CUDA out of memory",
         P_MEMORY,
         text=(
-            r"\b(?:CUDA|HIP|XPU) out of memory(?!\s*,)",
+            # Not the advice "If you encounter CUDA out of memory, try to set --tile ...".
+            r"\b(?:CUDA|HIP|XPU) out of memory(?!\s*,\s*(?:try|reduce|set|use|consider)\b)",
+            # GPU memory named in prose: "the graphics card ran out of memory", "out of memory
+            # with vGPU-32GB", "out of VRAM".
+            r"\b(?:GPU|graphics card|video card|VRAM|video memory)\b[^\n.]{0,30}\b(?:runs?|ran|running)"
+            r" out of memory",
+            r"\bout of memory (?:with|on|in) (?:an? |the )?v?GPU\b",
+            r"\bout of (?:GPU|video|graphics) memory\b",
+            r"\bout of VRAM\b",
             r"Allocation on device \d+ would exceed allowed memory",
             # The allocator's OOM report queries NVML; where NVML fails (MIG, WSL) this replaces
             # the OOM message (pytorch#112377).
             r"NVML_SUCCESS == r INTERNAL ASSERT FAILED",
             r"cudaMalloc\w*[^\n]{0,40}out of memory",
             r"Tried to allocate \d+(?:\.\d+)? ?[KMGTP]i?B\b",
+            # The type named in prose or an issue title ("raise CUDA OutOfMemoryError when").
+            r"\b(?:CUDA|torch\.cuda)[ .]OutOfMemoryError\b",
+            r"\b(?:CUDA|GPU) OOM\b",
             _CUDA + r" error:\s*out of memory",
             r"cuda runtime error \(2\) : out of memory",
             r"cudaErrorMemoryAllocation",
@@ -625,6 +656,7 @@ RULES: tuple[Rule, ...] = (
             r"Out of memory: Killed process",
             r"invoked oom-killer",
             r"\boom-kill:",
+            r"\boom[-_]kill events?\b",
             r"killed by signal: Killed",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
@@ -659,10 +691,48 @@ RULES: tuple[Rule, ...] = (
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
             r"NCCL WARN Net\s*:",
+            # NCCL naming a network failure ("NCCL INFO Call to connect returned Connection
+            # refused, retrying", "NCCL Network is unreachable"); nccl-tests' "Test NCCL failure".
+            # One cue per failure, "NC{2}L" so that the failure, not "nccl", is the anchor.
+            *(rf"\bNC{{2}}L\b[^\n]{{0,200}}{failure}" for failure in _NET_FAILURES),
+            r"\bNCCL failure\b",
+            # NCCLCHECK's trace of a failed call, one line per frame ("NCCL INFO
+            # misc/socket.cc:564 -> 2"): printed only when a call returned an error.
+            r"NCCL INFO [\w/]+\.(?:cc|h|cu):\d+ -> [1-9]\b",
+            # NCCL's log lines start with its source file ("misc/socket.cc:441 NCCL WARN"; old
+            # releases print "include/socket.h:344 WARN" without the NCCL tag).
+            r"\b(?:include|misc|transport|bootstrap|init|proxy|graph|enqueue|net|group|channel)"
+            r"/\w+\.(?:cc|h|cu):\d+ (?:NCCL )?WARN\b",
+            r"\bncclSocket\w+:",
+            # A failed NCCL call by name ("ncclCommInitRank() failed", "ncclGroupEnd() failed").
+            r"\bnccl[A-Z]?\w+\(\)[^\n]{0,20}\bfailed\b",
         ),
         types=(r"(?:torch\.distributed\.)?DistBackendError", r"(?:\w+\.)*NcclError"),
         cuda=True,
         cuda_error_type="nccl_error",
+    ),
+    # A rank that timed out on the c10d store while setting up NCCL ("is setting up NCCL
+    # communicator and retrieving ncclUniqueId ... store->get('0') got error: Socket Timeout")
+    # timed out: a peer never arrived (it died or hung first), NCCL itself never ran.
+    Rule(
+        "distributed-store-timeout",
+        FC.TIMEOUT,
+        "timed out waiting on the distributed store (a peer never arrived)",
+        P_STORE_TIMEOUT,
+        text=(
+            r"Timed out after \d+ seconds waiting for clients",
+            r"Timed out initializing process group",
+            r"Socket Timeout",
+            r"Timeout waiting for key",
+            r"The client socket has timed out after \d+m?s while trying to connect to",
+            r"\bDistStoreError\b",
+            r"\bRendezvousTimeoutError\b",
+        ),
+        types=(
+            r"(?:torch\.distributed\.)?DistStoreError",
+            r"(?:[\w.]*\.)?RendezvousTimeoutError",
+        ),
+        hint=_STORE_TIMEOUT_HINT,
     ),
     # --- cuDNN ------------------------------------------------------------------------------
     Rule(
@@ -762,7 +832,13 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"(?P<code>CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+)",
             r"cuBLAS API failed",
+            # ggml: "CUDA error: <cuBLAS status string>" then the function that called cuBLAS.
+            r"CUDA error: [^\n]{1,120}\n\s*(?:current device: \d+, )?in (?:function )?\w*cublas",
             r"CUBLAS failure \d+",
+            # cuBLAS's parameter check, printed before it returns INVALID_VALUE (the reference
+            # BLAS xerbla wording: "** On entry to GEMM_EX  parameter number 9 had an illegal
+            # value").
+            r"\*\* On entry to \w+\s+parameter number \d+ had an illegal value",
         ),
         cuda=True,
         cuda_error_type="cublas_error",
@@ -805,6 +881,16 @@ RULES: tuple[Rule, ...] = (
             r"\bloss becomes inf\b",
             r"\bloss = nan\b",
             r"\bloss = inf\b",
+            # The loss said to be NaN in any wording ("loss value changed to `NaN`", "loss value
+            # equals to NaN", "Loss is going to be NaN"). "los{2}" keeps "loss" out of the literal
+            # prefilter, so the rarer "nan" is the anchor ("loss" is on many traceback lines).
+            r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?nan\b",
+            r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?inf\b",
+            # Mixed precision: the dynamic loss scale has collapsed to its minimum (every step
+            # overflows: the run has diverged). Halving from a large scale is normal.
+            r"Reducing dynamic loss scale from 1(?:\.0)? to 1\b",
+            r"Attempted loss scale: 1(?:\.0)?, reducing to 1\b",
+            r"reducing (?:dynamic )?loss scale to 0\.\d+",
             r"non-finite loss",
             r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
             r"is non-finite, so it cannot be clipped",
@@ -823,6 +909,8 @@ RULES: tuple[Rule, ...] = (
             # torch.distributions: the Real() constraint of loc fails only for NaN.
             r"to satisfy the constraint Real\(\), but found invalid values",
             r"The parameter loc has invalid values",
+            # A NaN traced to an autograd node ("NaN in LogSoftmaxBackward0").
+            r"\bNaNs? (?:in|from|at) (?:the )?\w*Backward\d*\b",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -889,6 +977,15 @@ RULES: tuple[Rule, ...] = (
         ),
         hint="Move the model and every input to the same device (model.to(device), "
         "batch.to(device)); check tensors created inside forward().",
+    ),
+    Rule(
+        "user-inplace-modified",
+        FC.USER_ERROR,
+        "a tensor needed for backward was modified in place",
+        P_SPECIFIC,
+        text=(r"needed for gradient computation has been modified by an inplace operation",),
+        hint="An in-place operation (x += ..., x[idx] = ..., relu_(inplace=True)) changed a "
+        "tensor autograd saved: use the out-of-place form; detect_anomaly shows the op.",
     ),
     Rule(
         "user-torch-without-cuda",
@@ -980,26 +1077,16 @@ RULES: tuple[Rule, ...] = (
         hint=_INTERRUPT_HINT,
     ),
     Rule(
-        "distributed-store-timeout",
+        "distributed-time-limit",
         FC.TIMEOUT,
-        "timed out waiting (distributed store, DataLoader or job time limit)",
+        "timed out waiting (DataLoader, peer or job time limit)",
         P_KILLED_WORKER,
         text=(
-            r"Timed out after \d+ seconds waiting for clients",
-            r"Timed out initializing process group",
-            r"Socket Timeout",
             r"Timed out waiting \d+ms for (?:recv|send) operation",
             r"DUE TO TIME LIMIT",
             r"DataLoader timed out after \d+ seconds",
-            r"The client socket has timed out after \d+m?s while trying to connect to",
-            r"\bDistStoreError\b",
-            r"\bRendezvousTimeoutError\b",
         ),
-        types=(
-            r"(?:torch\.distributed\.)?DistStoreError",
-            r"TimeoutError",
-            r"(?:[\w.]*\.)?RendezvousTimeoutError",
-        ),
+        types=(r"TimeoutError",),
     ),
     Rule(
         "keyboard-interrupt",
@@ -1011,6 +1098,10 @@ RULES: tuple[Rule, ...] = (
             # The terminal's echo of Ctrl-C, glued to what Python printed next.
             r"^\^CTraceback",
             r"^\^CException ignored",
+            # ... or glued to any other line ("^C2023-06-16 11:56:46 | INFO: Shutting down",
+            # "58/71 [23:09<05:11, 23.96s/it]^C").
+            r"^\^C(?=\S)",
+            r"\S\^C$",
         ),
         types=(r"KeyboardInterrupt",),
         hint=_INTERRUPT_HINT,
@@ -1025,6 +1116,17 @@ RULES: tuple[Rule, ...] = (
         hint="A DataLoader worker died without a signal report, most often of host RAM or "
         "/dev/shm exhaustion: fewer workers, a larger shm, or num_workers=0 to see the "
         "worker's own error.",
+    ),
+    Rule(
+        "numerical-anomaly-mode",
+        FC.NUMERICAL,
+        "autograd anomaly mode flagged a backward node (most often NaN/Inf)",
+        P_WEAK,
+        text=(
+            # detect_anomaly's warning names the node; it is on because NaNs were being hunted,
+            # but it also precedes other backward errors, so this is weak evidence.
+            r"Error detected in \w+Backward\d*\. (?:Traceback of forward call|No forward pass)",
+        ),
     ),
     Rule(
         "distributed-network-error",
@@ -1043,9 +1145,13 @@ RULES: tuple[Rule, ...] = (
             r"The exit codes of the workers are \{(?P<code>[^}\n]{1,80})\}",
             r"A worker process managed by the executor was unexpectedly terminated",
             r"A process in the process pool was terminated abruptly",
+            r"A child process terminated abruptly, the process pool is not usable anymore",
             r"The actor died unexpectedly before finishing this task",
             r"The actor is dead because its (?:worker process|owner) has died",
-            r"A worker died or was killed while executing a task by an unexpected system error",
+            r"A worker died or was killed (?:while executing a task )?by an unexpected system error",
+            # Windows: loky kills a broken pool's workers with taskkill, which reports the ones
+            # already gone ('ERROR: The process "13492" not found.', localised).
+            r'^\W*(?:ERROR: The process "\d+" not found|错误: 没有找到进程 "\d+")',
             r"The worker died unexpectedly while executing this task",
             r"\bWorkerCrashedError\b",
             r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
@@ -1102,6 +1208,7 @@ RULES: tuple[Rule, ...] = (
             r"worker died \(-9\)",
             r"exit code 137\b",
             r"interrupted by signal 9\b",
+            r"terminated by signal 9\b",
             r"Signals\.SIGKILL",
             r"terminated with signal SIGKILL",
             r"Signal 9 \(SIGKILL\)",
@@ -1142,6 +1249,9 @@ RULES: tuple[Rule, ...] = (
             r"|Floating point exception)",
             r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
             r"\s*\(core dumped\)",
+            r"terminated by signal (?:11|7|6|4|8)\b",
+            # Prose that names only the core dump ("I got an error like 'core dumped'").
+            r"\bcore dumped\b",
             r"terminate called (?:after throwing an instance of|recursively"
             r"|without an active exception)",
             r"double free or corruption",
@@ -1163,10 +1273,13 @@ RULES: tuple[Rule, ...] = (
             r"exitcode\s*:\s*-(?:1|2|15)\b",
             r"exit code 1(?:30|43|29)\b",
             r"interrupted by signal (?:1|2|15)\b",
+            r"terminated by signal (?:1|2|15)\b",
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
             r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
             r"Main process received SIG(?:INT|TERM|HUP), exiting",
+            r"\b(?:received|caught|got) (?:signal )?SIG(?:TERM|INT|HUP)\b",
+            r"Signal (?:15|2|1) \(SIG(?:TERM|INT|HUP)\) received by PID",
             r"forrtl: error \(200\): program aborting due to control-C event",
         ),
         types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
@@ -1217,6 +1330,8 @@ RULES: tuple[Rule, ...] = (
             r"exitcode\s*: [1-9]\d* \(pid:",
             r"returned non-zero exit status [1-9]\d*",
             r"exits with return code = [1-9]\d*",
+            # Quoted in prose the type's case is not kept (``childFailedError``).
+            r"\bChildFailedError\b",
         ),
         types=(
             r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
