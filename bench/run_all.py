@@ -24,6 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench import (  # noqa: E402
+    classify_speed,
     common,
     crash,
     criteria_speed,
@@ -47,6 +48,7 @@ SECTIONS: dict[str, tuple[Any, float, float]] = {
     "resume": (resume, 25, 8),
     "operator": (operator_cmds, 22, 5),
     "criteria": (criteria_speed, 45, 14),
+    "classify": (classify_speed, 20, 5),
     "profile": (profile_costs, 30, 0),  # full runs only: evidence for the notes
 }
 

