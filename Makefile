@@ -19,11 +19,15 @@ PYTEST_ARGS ?=
 PYVER ?= 3.12
 WHEELHOUSE ?= wheelhouse
 WHEEL_PY = $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+# make gpu-check: this machine's own Python and torch, never the venv target (which installs torch):
+# .venv/bin/python if it exists (the README's offline route makes it), else $(PYTHON).
+GPU_PY ?= $(if $(wildcard $(PY)),$(PY),$(PYTHON))
+GPU_CHECK_ARGS ?=
 WHEEL_PLATFORMS := manylinux2014_x86_64 manylinux_2_17_x86_64 manylinux_2_28_x86_64 manylinux_2_34_x86_64
 
 .DEFAULT_GOAL := help
 .PHONY: help venv venv-test demo test test-fast lint typecheck bench tune-criteria-supermax \
-        tune-criteria-max status failures report dashboard doctor wheelhouse clean
+        tune-criteria-max status failures report dashboard doctor gpu-check wheelhouse clean
 
 help: ## List the targets
 	@grep -E '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-24s %s\n", $$1, $$2}'
@@ -82,6 +86,9 @@ dashboard: venv ## optuna-dashboard on STUDY's storage
 
 doctor: venv ## Diagnose this machine (torch, CUDA, cuDNN, GPUs, allocator, shm, disk)
 	$(HPO) doctor
+
+gpu-check: ## The acceptance run on a real GPU (<= 10 min; JSON verdict + summary); skips at once without one
+	@$(GPU_PY) -m hpo.gpucheck $(GPU_CHECK_ARGS)
 
 wheelhouse: ## Wheels of hpo and its dependencies but torch, for an offline PYVER machine (< 60 MiB)
 	rm -rf $(WHEELHOUSE) && mkdir -p $(WHEELHOUSE)
