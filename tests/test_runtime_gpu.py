@@ -307,9 +307,11 @@ def test_gpu_reset_waits_for_the_gpus_workers_then_restarts_them(tmp_path: Path)
         tmp_path / "reset.yaml",
         study="reset",
         objective="hpo.testing.objectives:cuda_error_on_device",
-        objective_kwargs={"device": "0"},
+        # GPU 1's trials take a while, so work is left when GPU 0 comes back from its reset
+        # (without it, a loaded machine let GPU 1 finish everything first: nothing restarted).
+        objective_kwargs={"device": "0", "sleep_s": 0.5},
         run_dir=str(run_dir),
-        n_trials=8,
+        n_trials=12,
         device_backend="nvml",
         trials_per_gpu=1,
         quarantine_after=1,

@@ -222,10 +222,12 @@ def cuda_error_on_device(
     trial: optuna.Trial,
     device: str = "0",
     text: str = "CUDA error: an illegal memory access was encountered",
+    sleep_s: float = 0.0,
 ) -> float:
     """Raises a sticky CUDA error on every trial its worker runs pinned to GPU ``device``
-    (``HPO_DEVICE_INDEX``), as a GPU gone bad; completes elsewhere."""
+    (``HPO_DEVICE_INDEX``), as a GPU gone bad; completes elsewhere, after ``sleep_s``."""
     x = trial.suggest_float("x", 0.0, 1.0)
     if os.environ.get("HPO_DEVICE_INDEX") == device:
         raise RuntimeError(text)
+    time.sleep(sleep_s)
     return x
