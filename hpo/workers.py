@@ -131,6 +131,14 @@ def cpu_threads(n_slots: int) -> int:
     return max(1, (os.cpu_count() or 1) // max(1, n_slots))
 
 
+def helper_limit(cfg: Any) -> int:
+    """How many helper processes (library pools) a worker may keep between trials:
+    ``max_helper_processes``, by default two pools' worth of CPUs plus a few servers."""
+    if cfg.max_helper_processes is not None:
+        return int(cfg.max_helper_processes)
+    return 2 * (os.cpu_count() or 1) + 8
+
+
 def boot_record(
     cfg: Any, slot: Slot, n_slots: int, device_env: Mapping[str, str], paths: RunPaths
 ) -> WorkerBoot:
@@ -147,6 +155,8 @@ def boot_record(
         threads=cpu_threads(n_slots) if on_cpu else None,
         cudnn_benchmark=cfg.cuda.cudnn_benchmark,
         deterministic=cfg.cuda.deterministic,
+        max_helpers=helper_limit(cfg),
+        max_host_mem_mb=cfg.max_host_mem_mb,
     )
 
 
