@@ -204,3 +204,29 @@ def test_sklearn_cross_val_score_n_jobs_minus_one_as_in_plain_optuna(
     got = [[t.state.name, t.params, t.value] for t in load_study(run_dir, "skl").get_trials()]
     assert got == expected
     assert_no_run_processes(run_dir)
+
+
+@pytest.mark.parametrize(
+    ("source", "preloaded"),
+    [
+        ("import sklearn.svm\nfrom joblib import Parallel\n", False),
+        ("import torch\n", True),
+        ("def f():\n    from transformers import Trainer\n", True),
+        ("import lightning.pytorch as pl\n", True),
+        ("# uses torch later, in a comment only\nimport numpy\n", False),
+    ],
+)
+def test_forkserver_preloads_torch_only_for_objectives_that_import_it(
+    tmp_path: Path, source: str, preloaded: bool
+) -> None:
+    """torch in a worker makes every joblib pool process import it too (scikit-learn sends the
+    warning filters, one naming a torch class, with each task): preload it only when the
+    objective uses it, or when its source cannot be read."""
+    pytest.importorskip("torch")
+    from hpo.workers import default_preload
+
+    path = tmp_path / "objective.py"
+    path.write_text(source + "\ndef objective(trial):\n    return 0.0\n")
+    assert default_preload(f"{path}:objective") == (["torch"] if preloaded else [])
+    assert default_preload("hpo.tasks.criteria:objective") == ["torch"]
+    assert default_preload("no_such_package.mod:objective") == ["torch"]
