@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hpo.outcome import Outcome, Status
-from hpo.pools import library_helpers, track_targets
+from hpo.pools import end_pools, library_helpers, run_exit_handlers, track_targets
 from hpo.process import kill_tree, tree_usage
 from hpo.protocol import (
     TRIAL_CALLS,
@@ -300,14 +300,29 @@ def _kill_leftover_children(finished_normally: bool, boot: WorkerBoot) -> str | 
     elif helpers:
         why = "max_helper_processes=0" if finished_normally else "the trial failed"
         reason = f"{why}: its helper processes ({helpers.owners()}) go with the worker"
+    if reason is not None:
+        end_pools()
     kill_tree(os.getpid(), include_root=False, exclude=spared, grace_s=2.0, reap_children=True)
     return reason
 
 
 def _kill_descendants() -> None:
-    """At exit: every process below the worker but its reaper, at once."""
-    spared = (_REAPER_PID,) if _REAPER_PID else ()
-    kill_tree(os.getpid(), include_root=False, exclude=spared, grace_s=1.0, reap_children=True)
+    """At exit: the pools end their own way, every process below the worker but its reaper and
+    the pools' resource trackers is killed, then the exit handlers the libraries registered
+    run (bounded), as at a normal interpreter exit, which ``os._exit`` skips: joblib deletes its
+    temporary folders and loky its semaphores. The trackers, left with nothing registered, end
+    when the worker does (or the group kill takes them)."""
+    end_pools()
+    spared = [_REAPER_PID] if _REAPER_PID else []
+    trackers = library_helpers().servers
+    kill_tree(
+        os.getpid(),
+        include_root=False,
+        exclude=[*spared, *trackers],
+        grace_s=1.0,
+        reap_children=True,
+    )
+    run_exit_handlers()
 
 
 def _measure() -> Any:

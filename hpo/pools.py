@@ -19,9 +19,11 @@ or ``multiprocessing.Process(target=user_function)`` is not a helper.
 
 from __future__ import annotations
 
+import atexit
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from multiprocessing.process import BaseProcess
@@ -127,3 +129,45 @@ def _is_my_child(pid: int) -> bool:
         return bool(psutil.Process(pid).ppid() == os.getpid())
     except psutil.Error:
         return False
+
+
+#: Modules whose module-level reusable executor (``_executor``) a worker ends its own way.
+_REUSABLE_EXECUTORS = ("joblib.externals.loky.reusable_executor", "loky.reusable_executor")
+
+
+def end_pools(timeout_s: float = 5.0) -> None:
+    """Let the libraries end their reusable pools their own way before the worker kills what is
+    left: joblib removes the temporary folders it registered in ``/dev/shm`` (a worker that
+    leaves by ``os._exit`` runs no ``atexit``, and a SIGKILLed loky resource tracker cleans
+    nothing: one empty folder per trial was left behind). Bounded: a pool that hangs is killed
+    with the rest."""
+    executors = []
+    for name in _REUSABLE_EXECUTORS:
+        module = sys.modules.get(name)
+        executor = getattr(module, "_executor", None) if module is not None else None
+        if executor is not None:
+            executors.append(executor)
+    if not executors:
+        return
+
+    def end() -> None:
+        for executor in executors:
+            try:
+                if hasattr(executor, "terminate"):  # joblib's: cleans its temporary folders
+                    executor.terminate(kill_workers=True)
+                else:
+                    executor.shutdown(wait=True, kill_workers=True)
+            except Exception:
+                pass
+
+    thread = threading.Thread(target=end, daemon=True, name="end-pools")
+    thread.start()
+    thread.join(timeout_s)
+
+
+def run_exit_handlers(timeout_s: float = 5.0) -> None:
+    """Run the ``atexit`` handlers now, bounded, for a process about to leave by ``os._exit``
+    (its descendants already killed): what the libraries clean up at a normal exit."""
+    thread = threading.Thread(target=atexit._run_exitfuncs, daemon=True, name="exit-handlers")
+    thread.start()
+    thread.join(timeout_s)

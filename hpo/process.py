@@ -228,11 +228,16 @@ class WorkerProcess:
 
 
 def terminate_all(workers: list[WorkerProcess], grace_s: float) -> None:
-    """SIGTERM every worker group, then SIGKILL what is left after ``grace_s``."""
+    """End every worker group: within ``grace_s`` the workers (told to stop) may exit on their
+    own, cleaning up as they go (the pools they kept, the libraries' temporary files); then
+    SIGTERM, and SIGKILL for what is left a moment later."""
+    deadline = time.monotonic() + grace_s
+    for w in workers:
+        w.join(max(0.0, deadline - time.monotonic()))
     for w in workers:
         if w.alive():
             w.kill(signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
+    deadline = time.monotonic() + min(grace_s, 1.0)
     for w in workers:
         w.join(max(0.0, deadline - time.monotonic()))
     for w in workers:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,11 @@ def test_library_pools_are_told_from_leaks_by_ownership(tmp_path: Path) -> None:
     assert got["works"] == [True, True, True]
 
 
+def _events(run_dir: Path) -> list[dict[str, Any]]:
+    lines = (run_dir / "events.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
 def _pool_study(tmp_path: Path, run_dir: Path, n_trials: int, **extra: Any) -> Any:
     cfg = write_config(
         tmp_path / "study.yaml",
@@ -105,8 +111,7 @@ def _pool_study(tmp_path: Path, run_dir: Path, n_trials: int, **extra: Any) -> A
         **extra,
     )
     proc = run_hpo("run", str(cfg), "--quiet", timeout=300)
-    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
-    recycled = [e["reason"] for e in events if e["event"] == "worker_recycled"]
+    recycled = [e["reason"] for e in _events(run_dir) if e["event"] == "worker_recycled"]
     return proc, load_study(run_dir, "pools").get_trials(), recycled
 
 
@@ -133,6 +138,19 @@ def test_joblib_pool_survives_trials_and_a_leaked_sleep_does_not(
     assert not third & (first | second), "the pool outlived the failed trial"
     assert len(recycled) == 1 and recycled[0].startswith("the trial failed: its helper"), recycled
     assert_no_run_processes(run_dir)
+    # joblib's temporary folders and loky's semaphores (named for the worker that made them)
+    # were removed: a worker exits by os._exit, so it runs the libraries' clean-up itself.
+    workers = [e["pid"] for e in _events(run_dir) if e["event"] == "worker_started"]
+    assert len(workers) == 2
+    left = [
+        p.name
+        for where in (Path("/dev/shm"), Path(tempfile.gettempdir()))
+        if where.is_dir()
+        for pid in workers
+        for pattern in (f"joblib_memmapping_folder_{pid}_*", f"sem.loky-{pid}-*")
+        for p in where.glob(pattern)
+    ]
+    assert not left, left
 
 
 @pytest.mark.slow
