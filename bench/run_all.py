@@ -28,6 +28,7 @@ from bench import (  # noqa: E402
     common,
     crash,
     criteria_speed,
+    joblib_side_by_side,
     operator_cmds,
     overhead,
     packing,
@@ -50,6 +51,9 @@ SECTIONS: dict[str, tuple[Any, float, float]] = {
     "criteria": (criteria_speed, 45, 14),
     "classify": (classify_speed, 20, 5),
     "profile": (profile_costs, 30, 0),  # full runs only: evidence for the notes
+    # Last: about 5 minutes on 2 cores, so a full run within its budget usually skips it;
+    # run it alone (`--only joblib`, or bench/joblib_side_by_side.py).
+    "joblib": (joblib_side_by_side, 300, 80),
 }
 
 

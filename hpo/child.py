@@ -30,7 +30,8 @@ from typing import Any
 from hpo import allocator
 from hpo.events import log_unprinted_to
 from hpo.outcome import Outcome, Status
-from hpo.process import kill_tree
+from hpo.pools import end_pools, library_helpers, run_exit_handlers, track_targets
+from hpo.process import kill_tree, tree_usage
 from hpo.protocol import Msg, TrialSpec, WorkerBoot, WorkerExit, qualified_name
 from hpo.proxy import ProxyTrial
 
@@ -149,10 +150,63 @@ def _redirect_output(path: str) -> None:
     os.close(fd)
 
 
-def _kill_leftover_children() -> None:
-    """Kill processes the trial left behind (a DataLoader worker, a forgotten subprocess)."""
-    spared = (_REAPER_PID,) if _REAPER_PID else ()
+def _kill_leftover_children(finished_normally: bool, boot: WorkerBoot) -> str | None:
+    """Kill what the trial left behind (a forgotten subprocess, a stray fork); keep the pools
+    its libraries own and reuse (:mod:`hpo.pools`) if the trial finished normally and they stay
+    within bounds. Returns why this worker must be recycled, or None.
+
+    Pools go, and the worker with them, after a failed trial (they may be what failed, and a
+    library holding a dead pool fails its next call), past ``max_helpers`` processes (0: keep
+    none) or past half of ``max_host_mem_mb`` at rest: only a new process starts without them.
+    """
+    spared = [_REAPER_PID] if _REAPER_PID else []
+    helpers = library_helpers()
+    reason = None
+    if helpers and finished_normally and boot.max_helpers > 0:
+        kill_tree(
+            os.getpid(),
+            include_root=False,
+            exclude=[*spared, *helpers.servers],
+            spare_trees=helpers.pools,
+            grace_s=2.0,
+            reap_children=True,
+        )
+        kept, rss = tree_usage(os.getpid(), exclude=spared)
+        if kept > boot.max_helpers:
+            reason = f"{kept} helper processes kept ({helpers.owners()}), over {boot.max_helpers}"
+        elif boot.max_host_mem_mb and rss > boot.max_host_mem_mb / 2:
+            reason = (
+                f"the worker and its helpers ({helpers.owners()}) hold {rss:.0f} MB at rest, "
+                f"over half of max_host_mem_mb={boot.max_host_mem_mb:.0f}"
+            )
+        if reason is None:
+            return None
+    elif helpers:
+        why = "max_helper_processes=0" if finished_normally else "the trial failed"
+        reason = f"{why}: its helper processes ({helpers.owners()}) go with the worker"
+    if reason is not None:
+        end_pools()
     kill_tree(os.getpid(), include_root=False, exclude=spared, grace_s=2.0, reap_children=True)
+    return reason
+
+
+def _kill_descendants() -> None:
+    """At exit: the pools end their own way, every process below the worker but its reaper and
+    the pools' resource trackers is killed, then the exit handlers the libraries registered
+    run (bounded), as at a normal interpreter exit, which ``os._exit`` skips: joblib deletes its
+    temporary folders and loky its semaphores. The trackers, left with nothing registered, end
+    when the worker does (or the group kill takes them)."""
+    end_pools()
+    spared = [_REAPER_PID] if _REAPER_PID else []
+    trackers = library_helpers().servers
+    kill_tree(
+        os.getpid(),
+        include_root=False,
+        exclude=[*spared, *trackers],
+        grace_s=1.0,
+        reap_children=True,
+    )
+    run_exit_handlers()
 
 
 def _measure() -> Any:
@@ -197,6 +251,7 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
     # The forkserver's torch parsed the allocator config of its own environment; this worker's
     # may differ (no expandable segments after the WSL2 fallback): apply it before any trial.
     allocator.apply(boot.env.get("PYTORCH_ALLOC_CONF", ""))
+    track_targets()  # so that the pools the objective's libraries start are recognised
     try:
         Path(boot.log_path).parent.mkdir(parents=True, exist_ok=True)
         _redirect_output(boot.log_path)
@@ -231,6 +286,7 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         except (EOFError, OSError):
             os._exit(WorkerExit.LIFELINE)
         if kind == Msg.STOP:
+            _kill_descendants()  # the pools it kept end with it
             chan.close()
             sys.stdout.flush()
             sys.stderr.flush()
@@ -251,13 +307,16 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         os.dup2(worker_log, 1)
         os.dup2(worker_log, 2)
         chan.send((Msg.DONE, outcome.to_dict()))  # first: cleaning up is off the critical path
-        _kill_leftover_children()
+        normal = outcome.status in (Status.COMPLETE, Status.PRUNED)
+        recycle = _kill_leftover_children(normal, boot)
         try:
             _clear_caches(measure)
         except Exception as exc:
-            # A sticky CUDA error surfaces here: only a new process gets a new context. Say so;
-            # a trial the supervisor handed over meanwhile is not started (it requeues it).
-            chan.send((Msg.RETIRE, f"cleanup after trial {spec.number} failed: {exc!r:.200}"))
+            # A sticky CUDA error surfaces here: only a new process gets a new context.
+            recycle = f"cleanup after trial {spec.number} failed: {exc!r:.200}"
+        if recycle is not None:
+            # Say so; a trial the supervisor handed over meanwhile is not started (it requeues it).
+            chan.send((Msg.RETIRE, recycle))
             _await_stop(chan)
 
 
@@ -268,6 +327,7 @@ def _await_stop(chan: Connection) -> None:
             pass
     except (EOFError, OSError):
         pass
+    _kill_descendants()
     os._exit(WorkerExit.RECYCLE)
 
 

@@ -110,6 +110,7 @@ class StudyConfig(BaseModel):
     timeout_per_trial: float | None = Field(None, gt=0)
     recycle_every: int = Field(50, ge=1)
     max_host_mem_mb: int | None = Field(None, ge=16)
+    max_helper_processes: int | None = Field(None, ge=0)
     env: dict[str, str] = Field(default_factory=dict)
     sampler: SamplerConfig = Field(default_factory=SamplerConfig)
     pruner: PrunerConfig = Field(default_factory=PrunerConfig)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+import re
 import sys
 import traceback
 from collections.abc import Callable, Mapping
@@ -87,6 +88,48 @@ def check_ref(ref: str, what: str = "objective") -> None:
         raise ObjectiveLoadError(
             f"{what} module {target!r} not found (is it installed, or on PYTHONPATH?)"
         )
+
+
+#: Imports of torch or of a library built on it, at the start of a line (indented too).
+_TORCH_IMPORT = re.compile(
+    r"^[ \t]*(?:import|from)[ \t]+(?:torch|transformers|lightning|pytorch_lightning|accelerate|"
+    r"torchvision|torchaudio|timm|peft|sentence_transformers|hpo\.tasks)\b",
+    re.M,
+)
+
+
+def source_path(ref: str) -> Path | None:
+    """The file that defines ``ref``'s module, found without importing it (None if unknown)."""
+    target = ref.rpartition(":")[0]
+    if target.endswith(".py") or "/" in target:
+        return Path(target) if Path(target).is_file() else None
+    parts = target.split(".")
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if len(parts) == 1:
+        origin = spec.origin or ""
+        return Path(origin) if origin.endswith(".py") else None
+    for loc in spec.submodule_search_locations or []:
+        base = Path(loc, *parts[1:])
+        for candidate in (base.with_suffix(".py"), base / "__init__.py"):
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def may_use_torch(ref: str) -> bool:
+    """Whether ``ref``'s module imports torch or a library built on it (True when unknown)."""
+    path = source_path(ref)
+    if path is None:
+        return True
+    try:
+        return bool(_TORCH_IMPORT.search(path.read_text(errors="replace")))
+    except OSError:
+        return True
 
 
 def load_objective(ref: str, kwargs: Mapping[str, Any] | None = None) -> Callable[[Any], Any]:

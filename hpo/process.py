@@ -72,6 +72,7 @@ def kill_tree(
     grace_s: float = 0.0,
     include_root: bool = True,
     exclude: Iterable[int] = (),
+    spare_trees: Iterable[int] = (),
     reap_children: bool = False,
 ) -> list[int]:
     """Signal ``pid``, its process group (if it leads one) and every descendant; the one way
@@ -79,7 +80,8 @@ def kill_tree(
 
     With ``sig`` other than SIGKILL and ``grace_s`` > 0, whatever is still alive after the grace
     period gets SIGKILL (psutil's ``wait_procs``: wait, then kill). Descendants that left the
-    group (their own session) are found through the tree. Processes in ``exclude`` are spared.
+    group (their own session) are found through the tree. Processes in ``exclude`` are spared,
+    and so are those in ``spare_trees`` with all their descendants.
     Only with ``grace_s`` > 0 does it wait, and not for the caller's direct children unless
     ``reap_children`` (by default their owner reaps them: a ``multiprocessing.Process`` must see
     its own child's exit). Returns the pids signalled.
@@ -92,6 +94,12 @@ def kill_tree(
             procs.insert(0, root)
     except psutil.Error:
         procs = []
+    keep = set(spare_trees)
+    for p in procs:
+        if p.pid in keep:
+            spared.add(p.pid)
+            with contextlib.suppress(psutil.Error):
+                spared.update(c.pid for c in p.children(recursive=True))
     procs = [p for p in procs if p.pid not in spared]
     if include_root:
         with contextlib.suppress(OSError):
@@ -114,6 +122,26 @@ def kill_tree(
                     p.kill()
             psutil.wait_procs(alive, timeout=2.0)
     return [p.pid for p in procs]
+
+
+def tree_usage(pid: int, exclude: Iterable[int] = ()) -> tuple[int, float]:
+    """``(descendants, rss_mb)``: how many processes ``pid`` has below it, and the resident memory
+    of ``pid`` with all of them, in MB; processes in ``exclude`` are left out of both."""
+    left_out = set(exclude)
+    try:
+        root = psutil.Process(pid)
+        kids = [p for p in root.children(recursive=True) if p.pid not in left_out]
+    except psutil.Error:
+        return 0, 0.0
+    return len(kids), _rss_mb([root, *kids])
+
+
+def _rss_mb(procs: Iterable[psutil.Process]) -> float:
+    total = 0
+    for p in procs:
+        with contextlib.suppress(psutil.Error):
+            total += p.memory_info().rss
+    return total / 2**20
 
 
 class WorkerProcess:
@@ -166,17 +194,14 @@ class WorkerProcess:
             return []
 
     def tree_rss_mb(self) -> float:
-        total = 0
+        """The worker's whole tree: the trial, and the pools the worker keeps between trials."""
         try:
             if self._ps is None:
                 self._ps = psutil.Process(self.pid)
             procs = [self._ps, *self._ps.children(recursive=True)]
         except psutil.Error:
             return 0.0
-        for p in procs:
-            with contextlib.suppress(psutil.Error):
-                total += p.memory_info().rss
-        return total / 2**20
+        return _rss_mb(procs)
 
     def kill(self, sig: int = signal.SIGKILL) -> None:
         """Signal the worker's whole tree (see :func:`kill_tree`); its exit is reaped by join."""
@@ -203,11 +228,16 @@ class WorkerProcess:
 
 
 def terminate_all(workers: list[WorkerProcess], grace_s: float) -> None:
-    """SIGTERM every worker group, then SIGKILL what is left after ``grace_s``."""
+    """End every worker group: within ``grace_s`` the workers (told to stop) may exit on their
+    own, cleaning up as they go (the pools they kept, the libraries' temporary files); then
+    SIGTERM, and SIGKILL for what is left a moment later."""
+    deadline = time.monotonic() + grace_s
+    for w in workers:
+        w.join(max(0.0, deadline - time.monotonic()))
     for w in workers:
         if w.alive():
             w.kill(signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
+    deadline = time.monotonic() + min(grace_s, 1.0)
     for w in workers:
         w.join(max(0.0, deadline - time.monotonic()))
     for w in workers:

@@ -8,10 +8,11 @@ Supervisor to worker: ``RUN`` (a :class:`TrialSpec`), ``REPLY`` (``(ok, value)``
 ``BOOT_ERROR`` (``(type, message, traceback)``: the objective cannot be imported), ``CALL``
 (``(name, args, kwargs)``: a trial method, answered with ``REPLY``), ``DONE`` (an
 :class:`~hpo.outcome.Outcome` as a dict), ``RETIRE`` (a reason: the worker cannot run another
-trial, e.g. a sticky CUDA error surfaced while it cleaned up; it starts no trial sent after
-its DONE and exits with ``WorkerExit.RECYCLE`` at ``STOP``), ``NO_EXPANDABLE`` (the error text,
-instead of DONE: the worker's first trial failed with expandable segments under WSL2; the worker
-then behaves as after ``RETIRE``, and the trial is placed again).
+trial, e.g. a sticky CUDA error surfaced while it cleaned up, or the library pools it kept
+grew past their bound or outlived a failed trial; it starts no trial sent after its DONE and
+exits with ``WorkerExit.RECYCLE`` at ``STOP``), ``NO_EXPANDABLE`` (the error text, instead of
+DONE: the worker's first trial failed with expandable segments under WSL2; the worker then
+behaves as after ``RETIRE``, and the trial is placed again).
 
 :data:`TRIAL_CALLS` is the one allow-list of what a worker may reach of its trial, the trial's study
 and its storage: the worker's proxy trial is generated from it and the supervisor serves nothing
@@ -48,7 +49,8 @@ class WorkerExit(enum.IntEnum):
     """Reserved worker exit codes: the worker-to-supervisor contract (gunicorn, billiard).
 
     A planned exit is never mistaken for a crash: ``OK`` after ``STOP``, ``RECYCLE`` when the
-    worker retires itself (a sticky CUDA error surfaced while it cleaned up after a trial).
+    worker retires itself (a sticky CUDA error surfaced while it cleaned up after a trial, or
+    the helper processes it kept must go with it).
     """
 
     OK = 0
@@ -114,6 +116,11 @@ class WorkerBoot:
     threads: int | None = None
     cudnn_benchmark: bool = False
     deterministic: bool = False
+    #: Helper processes (library pools, see :mod:`hpo.pools`) the worker may keep between
+    #: trials; past it, or with 0, none are kept and the worker is recycled if it had some.
+    max_helpers: int = 0
+    #: The study's ``max_host_mem_mb``: kept helpers may hold at most half of it at rest.
+    max_host_mem_mb: float | None = None
 
 
 @dataclass

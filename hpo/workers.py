@@ -33,6 +33,7 @@ from hpo import allocator
 from hpo.child import worker_main
 from hpo.errors import ExitCode, StopRun
 from hpo.failures import FailureClass, Imposed, TrialResult, build_result
+from hpo.objective import may_use_torch
 from hpo.paths import RunPaths, log_tail
 from hpo.process import WorkerProcess, make_context, recv_all, sweep_orphans, terminate_all
 from hpo.protocol import Msg, TrialSpec, WorkerBoot
@@ -113,6 +114,9 @@ def worker_env(
     if on_cpu:
         env.setdefault("OMP_NUM_THREADS", str(cpu_threads(n_slots)))
         env.setdefault("MKL_NUM_THREADS", str(cpu_threads(n_slots)))
+        # joblib's n_jobs=-1 (scikit-learn's too) means loky's cpu_count(), which reads this:
+        # each slot's pools get its share of the cores, not all of them per slot.
+        env.setdefault("LOKY_MAX_CPU_COUNT", str(cpu_threads(n_slots)))
     env.update(device_env)
     if cfg.cuda.launch_blocking:
         env["CUDA_LAUNCH_BLOCKING"] = "1"
@@ -128,6 +132,14 @@ def worker_env(
 def cpu_threads(n_slots: int) -> int:
     """Threads per CPU worker, so that the slots together use every core once."""
     return max(1, (os.cpu_count() or 1) // max(1, n_slots))
+
+
+def helper_limit(cfg: Any) -> int:
+    """How many helper processes (library pools) a worker may keep between trials:
+    ``max_helper_processes``, by default two pools' worth of CPUs plus a few servers."""
+    if cfg.max_helper_processes is not None:
+        return int(cfg.max_helper_processes)
+    return 2 * (os.cpu_count() or 1) + 8
 
 
 def boot_record(
@@ -147,7 +159,23 @@ def boot_record(
         threads=cpu_threads(n_slots) if on_cpu else None,
         cudnn_benchmark=cfg.cuda.cudnn_benchmark,
         deterministic=cfg.cuda.deterministic,
+        max_helpers=helper_limit(cfg),
+        max_host_mem_mb=cfg.max_host_mem_mb,
     )
+
+
+def default_preload(objective: str) -> list[str]:
+    """``["torch"]`` when torch is installed and the objective's module imports it (or a library
+    built on it, or its source cannot be read), else nothing.
+
+    torch in a worker is not free for objectives that do not use it: it registers a warning
+    filter naming a torch class, scikit-learn sends the warning filters with each joblib task,
+    and so every loky pool process imports torch too (a ``cross_val_score(n_jobs=-1)`` pool
+    started 2.5x slower on 2 cores).
+    """
+    if importlib.util.find_spec("torch") is None:
+        return []
+    return ["torch"] if may_use_torch(objective) else []
 
 
 def start_forkserver(cfg: Any, paths: RunPaths) -> BaseContext:
@@ -155,7 +183,7 @@ def start_forkserver(cfg: Any, paths: RunPaths) -> BaseContext:
     (torch, preloaded without touching CUDA) overlap the supervisor opening the study."""
     preload = cfg.preload
     if preload is None:
-        preload = ["torch"] if importlib.util.find_spec("torch") is not None else []
+        preload = default_preload(cfg.objective)
     # HPO_RUN_DIR marks every process of the run (forkserver, workers, their children). The
     # allocator config must be in the server's environment before it imports torch: a CUDA
     # build parses it when the library loads (issue 14, point 7).

@@ -77,6 +77,47 @@ def spawns_grandchild(trial: optuna.Trial, pid_file: str, sleep_s: float = 60.0)
     return 0.0
 
 
+def _pid_after(sleep_s: float) -> int:
+    time.sleep(sleep_s)
+    return os.getpid()
+
+
+def _running(pid: int) -> bool:
+    try:
+        import psutil
+
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except Exception:
+        return False
+
+
+def joblib_pool_and_leak(
+    trial: optuna.Trial, pid_file: str, n_jobs: int = 2, fail_trials: Sequence[int] = ()
+) -> float:
+    """Runs tasks on joblib's reusable (loky) pool, then leaves a plain ``sleep`` behind; fails
+    after that on ``fail_trials``. User attrs: ``pool_pids`` (the pool processes that ran the
+    tasks), ``sleep_pid``, and ``earlier_sleeps_alive`` (sleeps of earlier trials still running
+    when this one started: the worker must have killed them)."""
+    from joblib import Parallel, delayed
+
+    x = trial.suggest_float("x", 0.0, 1.0)
+    path = os.path.abspath(pid_file)
+    earlier = []
+    if os.path.exists(path):
+        with open(path) as fh:
+            earlier = [int(line.split()[1]) for line in fh if line.strip()]
+    trial.set_user_attr("earlier_sleeps_alive", [p for p in earlier if _running(p)])
+    tasks = (delayed(_pid_after)(0.05) for _ in range(4 * n_jobs))
+    trial.set_user_attr("pool_pids", sorted(set(Parallel(n_jobs=n_jobs)(tasks))))
+    leak = subprocess.Popen(["sleep", "3600"])
+    with open(path, "a") as fh:
+        fh.write(f"{os.getpid()} {leak.pid}\n")
+    trial.set_user_attr("sleep_pid", leak.pid)
+    if trial.number in fail_trials:
+        raise ValueError("failed on purpose after using the pool")
+    return x
+
+
 def holds_the_gil(trial: optuna.Trial, pid_file: str) -> float:
     """Leaves a grandchild, then blocks in C while holding the GIL (a hung extension)."""
     import ctypes
