@@ -15,6 +15,9 @@ TEST_EXTRAS ?= integrations
 STUDY ?= studies/demo.yaml
 HPO_ARGS ?=
 PYTEST_ARGS ?=
+# Test processes (pytest-xdist): most tests wait on real child processes, so 2 halves the wall
+# time on a 2-core machine (16m11s -> 10m13s for 2119 tests). TEST_JOBS=0 runs them in one process.
+TEST_JOBS ?= 2
 # make wheelhouse: the wheels an offline GPU machine needs (its own torch aside), for PYVER.
 PYVER ?= 3.12
 WHEELHOUSE ?= wheelhouse
@@ -50,10 +53,10 @@ demo: venv ## Run the demo: a small real transformers study on CPU (a few minute
 	$(HPO) run studies/demo.yaml $(HPO_ARGS)
 
 test: venv-test ## Run the test suite (PostgreSQL tests skip without a server; CI makes them mandatory)
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_JOBS) $(PYTEST_ARGS)
 
 test-fast: venv-test ## Unit tests only (no end-to-end runs)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest -q -n $(TEST_JOBS) -m "not slow" $(PYTEST_ARGS)
 
 lint: venv ## ruff check, format check, and the import-linter contracts (layers, no cycles)
 	$(VENV)/bin/ruff check hpo tests bench
