@@ -80,6 +80,11 @@ def test_the_forkserver_has_the_allocator_config_in_its_environment_before_torch
         }})
         start_forkserver(cfg, RunPaths(cfg.run_path))
         pid = forkserver._forkserver._forkserver_pid
+        # spawnv_passfds returns before the child has exec'd: wait for the server's own cmdline
+        deadline = time.monotonic() + 30
+        while b"forkserver" not in open(f"/proc/{{pid}}/cmdline", "rb").read():
+            assert time.monotonic() < deadline, "the forkserver never exec'd"
+            time.sleep(0.01)
         raw = open(f"/proc/{{pid}}/environ", "rb").read().split(b"\\0")
         env = dict(kv.decode().partition("=")[::2] for kv in raw if kv)
         print(json.dumps({{k: env.get(k) for k in
