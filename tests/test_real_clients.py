@@ -141,29 +141,17 @@ def test_isinstance_check_reports_and_prunes(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_xgboost_pruning_callback(tmp_path: Path) -> None:
-    pytest.importorskip("xgboost")
+@pytest.mark.parametrize(
+    ("library", "objective"),
+    # LightGBM's callback also reads ``trial.study.direction`` to check the metric's sense.
+    [("xgboost", "xgboost_objective"), ("lightgbm", "lightgbm_objective")],
+)
+def test_gradient_boosting_pruning_callback(tmp_path: Path, library: str, objective: str) -> None:
+    pytest.importorskip(library)
     pytest.importorskip("optuna_integration")
     hpo_trials, plain = _run_both(
         tmp_path,
-        "xgboost_objective",
-        n_trials=8,
-        sampler={"name": "tpe", "seed": 1},
-        pruner={"name": "median", "kwargs": {"n_startup_trials": 2, "n_warmup_steps": 2}},
-    )
-    _assert_same(hpo_trials, plain)
-    assert all(len(t.intermediate_values) >= 3 for t in hpo_trials)
-    assert TrialState.COMPLETE in _states(hpo_trials)
-
-
-@pytest.mark.slow
-def test_lightgbm_pruning_callback(tmp_path: Path) -> None:
-    """LightGBM's callback reads ``trial.study.direction`` to check the metric's sense."""
-    pytest.importorskip("lightgbm")
-    pytest.importorskip("optuna_integration")
-    hpo_trials, plain = _run_both(
-        tmp_path,
-        "lightgbm_objective",
+        objective,
         n_trials=8,
         sampler={"name": "tpe", "seed": 1},
         pruner={"name": "median", "kwargs": {"n_startup_trials": 2, "n_warmup_steps": 2}},
