@@ -29,6 +29,7 @@ from typing import Any
 
 from hpo import allocator
 from hpo.events import log_unprinted_to
+from hpo.growth import GrowthLimits, GrowthWatch
 from hpo.outcome import Outcome, Status
 from hpo.pools import end_pools, library_helpers, run_exit_handlers, track_targets
 from hpo.process import kill_tree, tree_usage
@@ -278,6 +279,7 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
     # (a full collection with torch loaded otherwise costs ~60-100 ms per trial).
     gc.collect()
     gc.freeze()
+    growth = GrowthWatch(GrowthLimits(boot.rss_growth_mb, boot.gpu_growth_mb), measure)
     chan.send((Msg.READY, {"pid": os.getpid(), "boot_s": time.perf_counter() - t0}))
 
     while True:
@@ -314,6 +316,8 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
         except Exception as exc:
             # A sticky CUDA error surfaces here: only a new process gets a new context.
             recycle = f"cleanup after trial {spec.number} failed: {exc!r:.200}"
+        if recycle is None:
+            recycle = growth.check()
         if recycle is not None:
             # Say so; a trial the supervisor handed over meanwhile is not started (it requeues it).
             chan.send((Msg.RETIRE, recycle))
@@ -355,6 +359,11 @@ def run_trial(
     )
     if log_note:
         outcome.extra["log_error"] = log_note
+    if measure is not None:
+        try:  # what earlier trials left alive: an OOM then may not be this trial's fault
+            outcome.gpu_mem_at_start_mb = measure.reserved_gpu_mem_mb()
+        except Exception:
+            pass
     first_on_gpu = boot.env.get("HPO_DEVICE_INDEX", "") != "" and not _gpu_trials_run
     start = time.perf_counter()
     try:

@@ -109,6 +109,8 @@ class StudyConfig(BaseModel):
     workers: int = Field(1, ge=1, le=256)
     timeout_per_trial: float | None = Field(None, gt=0)
     recycle_every: int = Field(50, ge=1)
+    recycle_rss_growth_mb: int | None = Field(2048, ge=1)
+    recycle_gpu_growth_mb: int | None = Field(1024, ge=1)
     max_host_mem_mb: int | None = Field(None, ge=16)
     max_helper_processes: int | None = Field(None, ge=0)
     env: dict[str, str] = Field(default_factory=dict)

@@ -40,7 +40,8 @@ class Outcome:
     measured peak where a GPU (real or simulated) was used; ``gpu_overhead_mb`` what the
     worker process holds on its GPU beyond PyTorch's reserved memory (NVML's figure for the
     process minus ``torch.cuda.memory_reserved()``: the CUDA context and other libraries), where
-    it could be measured. ``extra`` carries optional notes:
+    it could be measured; ``gpu_mem_at_start_mb`` the GPU memory the worker already held when
+    the trial started (left alive by its earlier trials). ``extra`` carries optional notes:
     ``log_error`` (the trial log could not be written), ``allocator`` (the CUDA allocator in
     effect, on a worker's first GPU trial: :func:`hpo.allocator.in_effect`).
     """
@@ -54,6 +55,7 @@ class Outcome:
     duration_s: float = 0.0
     peak_gpu_mem_mb: float | None = None
     gpu_overhead_mb: float | None = None
+    gpu_mem_at_start_mb: float | None = None
     worker_pid: int = 0
     fault: str | None = None  # the chaos fault injected into this trial, if any
     error_code: int | None = None  # torch.AcceleratorError.error_code, where there was one

@@ -121,6 +121,9 @@ class WorkerBoot:
     max_helpers: int = 0
     #: The study's ``max_host_mem_mb``: kept helpers may hold at most half of it at rest.
     max_host_mem_mb: float | None = None
+    #: The study's ``recycle_rss_growth_mb`` and ``recycle_gpu_growth_mb`` (:mod:`hpo.growth`).
+    rss_growth_mb: float | None = None
+    gpu_growth_mb: float | None = None
 
 
 @dataclass

@@ -161,6 +161,8 @@ def boot_record(
         deterministic=cfg.cuda.deterministic,
         max_helpers=helper_limit(cfg),
         max_host_mem_mb=cfg.max_host_mem_mb,
+        rss_growth_mb=cfg.recycle_rss_growth_mb,
+        gpu_growth_mb=cfg.recycle_gpu_growth_mb,
     )
 
 

@@ -282,6 +282,27 @@ def test_decide_not_the_trials_fault(cls: FailureClass, ctx: Context, expected: 
     assert d.alone == (cls is FailureClass.OOM and d.retry)
 
 
+@pytest.mark.parametrize(
+    ("held_mb", "blameless"),
+    [(None, False), (0.0, False), (255.0, False), (256.0, True), (900.0, True)],
+)
+def test_decide_an_oom_in_a_worker_holding_earlier_trials_memory_is_not_the_trials(
+    held_mb: float | None, blameless: bool
+) -> None:
+    """Issue 14 item 3: what a worker's earlier trials left alive (``gpu_mem_at_start_mb``) is
+    not the trial's doing; its OOM is retried in a new worker instead of PRUNED."""
+    result = replace(failed(FailureClass.OOM), gpu_mem_at_start_mb=held_mb)  # type: ignore[type-var]
+    d = decide(result, Context(on_gpu=True))
+    assert d.blameless is blameless
+    if blameless:
+        assert render(d) == "FAIL, retry, recycle" and not d.alone
+        assert f"held {held_mb:.0f} MB left by its earlier trials" in d.note
+    else:
+        assert render(d) == "PRUNED, prune, recycle"
+    other = replace(failed(FailureClass.SEGFAULT), gpu_mem_at_start_mb=held_mb)  # type: ignore[type-var]
+    assert not decide(other, Context(on_gpu=True)).blameless  # only an OOM is excused
+
+
 def test_decide_a_lost_gpu_does_not_excuse_a_bug_in_the_objective() -> None:
     d = decide(failed(FailureClass.USER_ERROR), Context(on_gpu=True, device_lost=True))
     assert not d.blameless and render(d) == "FAIL, fail"

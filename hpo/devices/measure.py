@@ -67,6 +67,21 @@ def peak_gpu_mem_mb() -> float | None:
     return max(values) if values else None
 
 
+def reserved_gpu_mem_mb() -> float | None:
+    """GPU memory this process holds now, in MB: ``torch.cuda.memory_reserved()`` (after
+    :func:`clear_caches`, what live tensors hold) plus the simulated backend's holds; ``None``
+    if neither is in use. Never initialises CUDA."""
+    values: list[float] = []
+    if cuda_initialised():
+        torch = _torch()
+        assert torch is not None
+        values.extend(float(torch.cuda.memory_reserved(dev)) / _MB for dev in _devices(torch))
+    sim = simulated.held_mb()
+    if sim is not None:
+        values.append(sim)
+    return sum(values) if values else None
+
+
 _nvml_handle: list[Any] = []  # this worker's (pynvml module, device handle), once opened
 
 

@@ -318,6 +318,13 @@ def peak_mb() -> float | None:
     return _peak_mb
 
 
+def held_mb() -> float | None:
+    """Simulated MB this process holds now (``None``: not a simulated-GPU worker)."""
+    if not _held_here and not os.environ.get(ENV_SIM_STATE):
+        return None
+    return float(sum(_held_here.values()))
+
+
 def reset_peak() -> None:
     """Start a new peak measurement at what this process holds now (like PyTorch's reset)."""
     global _peak_mb

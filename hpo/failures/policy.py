@@ -16,7 +16,9 @@ The rules, in order:
 3. **Not the trial's fault** (:data:`BLAMELESS`, an OOM on a GPU shared with other trials, a
    GPU taken out of rotation while the trial ran): retried with the same parameters on a
    separate budget (``max_infra_retries``), never PRUNED (samplers must not learn from it),
-   never counted by the breaker. A shared-GPU OOM is retried alone on a GPU.
+   never counted by the breaker. A shared-GPU OOM is retried alone on a GPU; an OOM in a
+   worker that held at least :data:`INHERITED_OOM_MB` from its earlier trials when the trial
+   started is retried in a new worker (the OOM recycles the old one).
 4. ``quarantine`` on a GPU retries the trial and takes the GPU out of rotation; on the CPU it
    fails the trial (there is no device to quarantine).
 5. A sticky error on a GPU counts against that GPU: a failed health probe, or
@@ -52,6 +54,10 @@ CONFIG_ERRORS = frozenset({"hpo.errors.ConfigError", "hpo.errors.ObjectiveLoadEr
 
 #: Failures that are never the trial's fault: retried on their own budget, never PRUNED.
 BLAMELESS = frozenset({FailureClass.SUPERVISOR_LOST, FailureClass.INTERRUPTED})
+
+#: GPU memory a worker may hold at a trial's start (left alive by its earlier trials) before
+#: an OOM in that trial is no longer taken as the trial's own fault.
+INHERITED_OOM_MB = 256.0
 
 #: Failures the hyperparameters cause: the only ones that may end PRUNED (samplers learn).
 CAUSED_BY_PARAMS = frozenset({FailureClass.OOM, FailureClass.NUMERICAL, FailureClass.HOST_OOM})
@@ -207,6 +213,12 @@ def _blame(result: TrialResult, ctx: Context) -> str | None:
         return "its GPU was taken out of rotation while it ran"
     if cls is FailureClass.OOM and ctx.gpu_shared:
         return "out of memory on a GPU shared with other trials: retried alone"
+    inherited = result.gpu_mem_at_start_mb or 0.0
+    if cls is FailureClass.OOM and inherited >= INHERITED_OOM_MB:
+        return (
+            f"out of memory in a worker that held {inherited:.0f} MB left by its earlier trials: "
+            "retried in a new worker"
+        )
     return None
 
 

@@ -65,6 +65,7 @@ class TrialResult:
     worker_pid: int = 0
     peak_gpu_mem_mb: float | None = None
     gpu_overhead_mb: float | None = None
+    gpu_mem_at_start_mb: float | None = None  # held by the worker before the trial began
     fault: str | None = None
     log_path: str = ""
     log_error: str | None = None
@@ -145,6 +146,7 @@ def build(
             worker_pid=outcome.worker_pid or worker_pid,
             peak_gpu_mem_mb=outcome.peak_gpu_mem_mb,
             gpu_overhead_mb=outcome.gpu_overhead_mb,
+            gpu_mem_at_start_mb=outcome.gpu_mem_at_start_mb,
             fault=outcome.fault or fault,
             log_path=log_path,
             log_error=outcome.extra.get("log_error"),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from typing import Any
 
 import optuna
 
@@ -271,4 +272,24 @@ def cuda_error_on_device(
     if os.environ.get("HPO_DEVICE_INDEX") == device:
         raise RuntimeError(text)
     time.sleep(sleep_s)
+    return x
+
+
+_KEPT: list[Any] = []  # what leaks_memory keeps alive across trials, as a leaking objective would
+
+
+def leaks_memory(trial: optuna.Trial, rss_mb: int = 0, gpu_mb: int = 0) -> float:
+    """Leak ``rss_mb`` of host memory (touched, so it is resident) and ``gpu_mb`` of simulated
+    GPU memory per trial, into a module global that outlives the trial (the bug class
+    :mod:`hpo.growth` recycles on). Records the worker's pid."""
+    trial.set_user_attr("pid", os.getpid())
+    x = trial.suggest_float("x", 0.0, 1.0)
+    if rss_mb:
+        _KEPT.append(bytearray(b"\x01" * (rss_mb << 20)))
+    if gpu_mb:
+        from hpo.devices import simulated
+
+        hold = simulated.allocate(gpu_mb)
+        hold.__enter__()
+        _KEPT.append(hold)
     return x
