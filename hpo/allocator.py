@@ -13,8 +13,10 @@ import this module for free.
   from that forkserver can run *without* expandable segments after the WSL2 fallback.
 - Expandable segments fail outright on WSL2 with GPUs that advertise GPUDirect RDMA with CUDA
   VMM (pytorch#192330): the first allocation raises ``CUDA driver error: unknown error``
-  (``cuMemSetAccess`` returns ``CUDA_ERROR_UNKNOWN``). :func:`wsl_expandable_failure` recognises
-  that signature; the runner then restarts that GPU's workers without them.
+  (``cuMemSetAccess`` returns ``CUDA_ERROR_UNKNOWN``). The signature is in the rules table
+  (:func:`hpo.failures.expandable_segments_failure`) and the verdict in the policy; workers
+  report the allocator in effect and whether this is WSL (:func:`is_wsl`), and the runner
+  then restarts that GPU's workers without expandable segments.
 """
 
 from __future__ import annotations
@@ -29,11 +31,6 @@ WSL_FALLBACK = (
     "expandable segments fail under WSL2 (pytorch#192330): its workers restart without them"
 )
 EXPANDABLE = "expandable_segments:True"
-
-#: First allocation under expandable segments on WSL2 (pytorch#192330, cuMemSetAccess -> 999);
-#: "device not ready" is the cuMemMap-class variant that expandable_segments:False cured in
-#: noonghunna/club-3090#84.
-WSL_SIGNATURES = ("CUDA driver error: unknown error", "CUDA driver error: device not ready")
 
 
 def merge(existing: str | None, expandable: bool = True) -> str:
@@ -147,9 +144,3 @@ def is_wsl(proc_version: Path | None = None, release: str | None = None) -> bool
     except OSError:
         pass
     return any("microsoft" in t.lower() or "wsl" in t.lower() for t in texts)
-
-
-def wsl_expandable_failure(message: str, *, wsl: bool, expandable: bool | None) -> bool:
-    """Whether an error is pytorch#192330: expandable segments on, under WSL, and the first
-    allocation failed with the driver's ``unknown error`` (or ``device not ready``)."""
-    return bool(wsl and expandable) and any(sig in message for sig in WSL_SIGNATURES)

@@ -297,9 +297,6 @@ def worker_main(chan: Connection, lifeline: Connection, boot: WorkerBoot) -> Non
             continue
         spec: TrialSpec = payload
         outcome = run_trial(chan, spec, objective, boot, measure)
-        if outcome.extra.pop("wsl_expandable", False):  # placed again, on a worker without them
-            chan.send((Msg.NO_EXPANDABLE, outcome.message))
-            _await_stop(chan)
         try:
             Outcome.write_atomic(outcome, Path(spec.outcome_path))
         except OSError:
@@ -397,8 +394,9 @@ _gpu_trials_run = 0
 
 
 def _check_allocator(outcome: Outcome) -> None:
-    """On a GPU worker's first trial: record the allocator in effect, and recognise the WSL2
-    failure of expandable segments (pytorch#192330) so that the trial is not blamed for it."""
+    """On a GPU worker's first trial: record the allocator in effect, and whether this is WSL,
+    where expandable segments can fail the first allocation (pytorch#192330): the supervisor's
+    policy judges that failure (:func:`hpo.failures.decide`), not the worker."""
     global _gpu_trials_run
     _gpu_trials_run += 1
     try:
@@ -407,12 +405,8 @@ def _check_allocator(outcome: Outcome) -> None:
         alloc = None
     if alloc is None:
         return
+    alloc["wsl"] = allocator.is_wsl()
     outcome.extra["allocator"] = alloc
-    if outcome.status is Status.FAILED:
-        texts = " | ".join([outcome.message, *(m for _, m in outcome.chain)])
-        expandable = alloc.get("expandable_segments")
-        if allocator.wsl_expandable_failure(texts, wsl=allocator.is_wsl(), expandable=expandable):
-            outcome.extra["wsl_expandable"] = True
 
 
 def _call(objective: Callable[[Any], Any], trial: ProxyTrial, spec: TrialSpec) -> Any:

@@ -298,6 +298,7 @@ def check_expandable_segments() -> CheckResult:
     import torch
 
     from hpo import allocator
+    from hpo.failures import expandable_segments_failure
 
     pre = _cuda_preflight()
     if pre is not None:
@@ -311,7 +312,7 @@ def check_expandable_segments() -> CheckResult:
         try:
             x = torch.empty(64 * _MIB, dtype=torch.uint8, device=f"cuda:{i}")
         except Exception as exc:
-            if allocator.wsl_expandable_failure(str(exc), wsl=wsl, expandable=True):
+            if expandable_segments_failure(str(exc), wsl=wsl, expandable=True):
                 return CheckResult(
                     "expandable_segments",
                     Status.WARN,

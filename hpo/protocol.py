@@ -10,9 +10,7 @@ Supervisor to worker: ``RUN`` (a :class:`TrialSpec`), ``REPLY`` (``(ok, value)``
 :class:`~hpo.outcome.Outcome` as a dict), ``RETIRE`` (a reason: the worker cannot run another
 trial, e.g. a sticky CUDA error surfaced while it cleaned up, or the library pools it kept
 grew past their bound or outlived a failed trial; it starts no trial sent after its DONE and
-exits with ``WorkerExit.RECYCLE`` at ``STOP``), ``NO_EXPANDABLE`` (the error text, instead of
-DONE: the worker's first trial failed with expandable segments under WSL2; the worker then
-behaves as after ``RETIRE``, and the trial is placed again).
+exits with ``WorkerExit.RECYCLE`` at ``STOP``).
 
 :data:`TRIAL_CALLS` is the one allow-list of what a worker may reach of its trial, the trial's study
 and its storage: the worker's proxy trial is generated from it and the supervisor serves nothing
@@ -42,7 +40,6 @@ class Msg(str, enum.Enum):
     CALL = "call"
     DONE = "done"
     RETIRE = "retire"
-    NO_EXPANDABLE = "no_expandable"
 
 
 class WorkerExit(enum.IntEnum):

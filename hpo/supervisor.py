@@ -265,14 +265,6 @@ class Supervisor:
             self.planner.finished(run.number, None)
             self.pending.insert(0, run.origin)
 
-    def _on_no_expandable(self, slot: Slot, error: str) -> None:
-        """The first allocation failed with expandable segments under WSL2 (pytorch#192330):
-        the GPU's workers restart without them; the trial is placed again, without blame."""
-        if self.pool.drop_expandable(slot.device):  # said once per GPU, and kept on the study
-            self.echo(f"GPU {slot.device}: {allocator.WSL_FALLBACK}")
-            self.store.record_no_expandable(slot.device, error)
-        self._on_retire(slot, "expandable segments failed under WSL2")
-
     def _on_call(self, slot: Slot, payload: tuple[str, Any, Any]) -> None:
         if slot.running is not None and slot.worker is not None:
             slot.worker.send((Msg.REPLY, self.store.serve(slot.running.number, payload)))
@@ -288,7 +280,7 @@ class Supervisor:
             worker_pid=pid,
             log_path=run.spec.log_path,
         )
-        self._finish(result, run.spec.user_attrs, run.device, slot)
+        self._finish(result, run.spec.user_attrs, run.device, slot, run.origin)
 
     def _on_exit(self, slot: Slot) -> None:
         w = slot.worker
@@ -350,10 +342,16 @@ class Supervisor:
         return len(orphans)
 
     def _finish(
-        self, result: TrialResult, lineage: Mapping[str, Any], device: int | None, slot: Slot | None
+        self,
+        result: TrialResult,
+        lineage: Mapping[str, Any],
+        device: int | None,
+        slot: Slot | None,
+        origin: Any = None,
     ) -> Decision:
         """Decide and carry out the decision: the one place a trial is finished. ``lineage`` is
-        the trial's user attributes (attempt and retry counts of its parameters)."""
+        the trial's user attributes (attempt and retry counts of its parameters); ``origin``
+        the asked trial, for a decision to place it again unfinished (``requeue``)."""
         result = self.store.constrain(result)  # the study's constraints function, if any
         number, diag = result.number, result.diagnosis
         shared, lost = self.planner.was_shared(number), not self.planner.usable(device)
@@ -371,6 +369,14 @@ class Supervisor:
             device_health=health,
         )
         decision = decide(result, situation)
+        if decision.no_expandable and self.pool.drop_expandable(device):  # once per GPU
+            self.echo(f"GPU {device}: {allocator.WSL_FALLBACK}")
+            self.store.record_no_expandable(device, result.message)
+        if decision.requeue and origin is not None:  # the attempt does not count
+            if slot is not None:
+                self._retire(slot, decision.recycle or decision.note)
+            self.pending.insert(0, origin)
+            return decision
         if sticky:
             self.planner.note_sticky(device)
         try:

@@ -354,3 +354,37 @@ def test_stop_message_names_class_sample_hint_log_and_next_command() -> None:
     assert "1 consecutive failures" in msg and "cuda_context_corrupted" in msg
     assert "illegal instruction" in msg and "trial-000012.log" in msg
     assert "hint:" in msg and "hpo replay 12 and hpo doctor" in msg
+
+
+# -- issue 14 point 4: the WSL2 expandable-segments failure is the platform's, decided here -----
+WSL_TEXT = "CUDA driver error: unknown error"
+
+
+@pytest.mark.parametrize(
+    ("message", "allocator", "platform"),
+    [
+        (WSL_TEXT, {"wsl": True, "expandable_segments": True}, True),
+        ("CUDA driver error: device not ready", {"wsl": True, "expandable_segments": True}, True),
+        (WSL_TEXT, {"wsl": False, "expandable_segments": True}, False),  # not WSL: real
+        (WSL_TEXT, {"wsl": True, "expandable_segments": False}, False),  # already without
+        (WSL_TEXT, None, False),  # not a worker's first GPU trial: nothing reported
+        ("CUDA error: out of memory", {"wsl": True, "expandable_segments": True}, False),
+    ],
+    ids=["unknown", "not-ready", "linux", "without", "later-trial", "other-error"],
+)
+def test_decide_the_wsl2_expandable_segments_failure(
+    message: str, allocator: dict[str, bool] | None, platform: bool
+) -> None:
+    outcome = Outcome(0, Status.FAILED, exception_type="torch.AcceleratorError", message=message)
+    outcome.extra["allocator"] = allocator
+    result = build_result(0, outcome=outcome)
+    d = decide(result, Context(on_gpu=True, consecutive_failures=4, recent=("ok",)))
+    assert (d.no_expandable, d.requeue) == (platform, platform)
+    if platform:
+        # Not the trial's: a blameless retry where it cannot be placed again unfinished, the
+        # worker recycled, nothing counted by the breaker.
+        assert d.blameless and d.retry and d.recycle and d.state is not TrialState.PRUNED
+        assert "pytorch#192330" in d.note
+        assert (d.consecutive_failures, d.recent, d.stop) == (4, ("ok",), None)
+    else:
+        assert not d.blameless or "pytorch#192330" not in d.note

@@ -24,6 +24,7 @@ from optuna.trial import TrialState
 
 from hpo import allocator
 from hpo.errors import ExitCode
+from hpo.failures import expandable_segments_failure
 from hpo.outcome import Status
 from hpo.testing.fakes import Done, FakeClock, FakeMechanism
 from hpo.testing.objectives import WSL2_PROC_VERSION
@@ -120,7 +121,7 @@ def test_the_forkserver_has_the_allocator_config_in_its_environment_before_torch
     ],
 )
 def test_the_wsl2_signature(text: str, wsl: bool, expandable: bool, fallback: bool) -> None:
-    assert allocator.wsl_expandable_failure(text, wsl=wsl, expandable=expandable) is fallback
+    assert expandable_segments_failure(text, wsl=wsl, expandable=expandable) is fallback
 
 
 def test_wsl_is_recognised_from_the_kernel_string(tmp_path: Path) -> None:

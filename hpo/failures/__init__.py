@@ -20,6 +20,7 @@ from hpo.failures.result import (
     signal_name,
 )
 from hpo.failures.result import build as build_result
+from hpo.failures.rules import expandable_segments_failure
 
 __all__ = [
     "DEFAULT_POLICY",
@@ -37,6 +38,7 @@ __all__ = [
     "constraints_failed",
     "decide",
     "diagnosis_for",
+    "expandable_segments_failure",
     "recover",
     "signal_name",
     "stop_message",

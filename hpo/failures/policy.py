@@ -18,7 +18,11 @@ The rules, in order:
    separate budget (``max_infra_retries``), never PRUNED (samplers must not learn from it),
    never counted by the breaker. A shared-GPU OOM is retried alone on a GPU; an OOM in a
    worker that held at least :data:`INHERITED_OOM_MB` from its earlier trials when the trial
-   started is retried in a new worker (the OOM recycles the old one).
+   started is retried in a new worker (the OOM recycles the old one). The platform's fault
+   too: a worker's first allocation failing under expandable segments on WSL2 (pytorch#192330,
+   :func:`~hpo.failures.rules.expandable_segments_failure` on the allocator the worker
+   reported): the decision says ``no_expandable`` (the GPU's workers restart without them) and
+   ``requeue`` (the attempt does not count: the trial is placed again, unfinished).
 4. ``quarantine`` on a GPU retries the trial and takes the GPU out of rotation; on the CPU it
    fails the trial (there is no device to quarantine).
 5. A sticky error on a GPU counts against that GPU: a failed health probe, or
@@ -46,6 +50,7 @@ from hpo import attrs
 from hpo.errors import ExitCode
 from hpo.failures.classes import DEFAULT_POLICY, Action, FailureClass
 from hpo.failures.result import TrialResult
+from hpo.failures.rules import expandable_segments_failure
 from hpo.outcome import Status
 
 #: Exception types by which an objective says its configuration is wrong: every other trial
@@ -183,7 +188,10 @@ class Decision:
     completed or pruned itself). ``blameless``: not the trial's fault (rule 3); its retry is
     ``alone`` on a GPU when sharing caused it. ``consecutive_failures``, ``failed_trials`` and
     ``recent`` are the breaker's state *after* this trial. ``stop`` is why the run stops (exit
-    ``stop_code``), or None.
+    ``stop_code``), or None. ``no_expandable``: the trial's GPU must run its workers without
+    expandable segments from now on; ``requeue``: the attempt does not count, so a supervisor
+    still holding the trial places it again unfinished instead of telling the storage (where it
+    cannot, the rest of the decision, a blameless retry, stands).
     """
 
     state: TrialState
@@ -200,6 +208,16 @@ class Decision:
     failed_trials: int = 0
     recent: tuple[str, ...] = ()
     tags: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    no_expandable: bool = False
+    requeue: bool = False
+
+
+def _expandable_segments_fault(result: TrialResult) -> bool:
+    """pytorch#192330, judged on the allocator the worker reported with its first GPU trial."""
+    alloc = result.allocator or {}
+    text = "\n".join((result.message, result.traceback))
+    expandable = alloc.get("expandable_segments")
+    return expandable_segments_failure(text, wsl=bool(alloc.get("wsl")), expandable=expandable)
 
 
 def _blame(result: TrialResult, ctx: Context) -> str | None:
@@ -209,6 +227,8 @@ def _blame(result: TrialResult, ctx: Context) -> str | None:
         return None
     if cls in BLAMELESS:
         return f"{cls.value} is not the trial's fault"
+    if _expandable_segments_fault(result):
+        return "expandable segments fail under WSL2 (pytorch#192330): placed again without them"
     if ctx.device_lost and (result.diagnosis and result.diagnosis.cuda or cls in DEVICE_CAUSED):
         return "its GPU was taken out of rotation while it ran"
     if cls is FailureClass.OOM and ctx.gpu_shared:
@@ -290,6 +310,7 @@ def decide(result: TrialResult, ctx: Context) -> Decision:
     shown = Action.RETRY if retry else action
 
     blameless = blame is not None
+    platform = blameless and _expandable_segments_fault(result)
     streak, failed = ctx.consecutive_failures, ctx.failed_trials
     if not blameless:
         streak += action in (Action.FAIL, Action.STOP) and not retry
@@ -341,6 +362,8 @@ def decide(result: TrialResult, ctx: Context) -> Decision:
         failed_trials=failed,
         recent=recent,
         tags=MappingProxyType(tags),
+        no_expandable=platform,
+        requeue=platform,
     )
 
 

@@ -57,6 +57,8 @@ from hpo.failures.classes import OOM_HINT, FailureClass
 
 __all__ = [
     "CODE_PRIORITY",
+    "EXPANDABLE_SEGMENTS_FAILURE",
+    "expandable_segments_failure",
     "code_hint",
     "RULES",
     "Evidence",
@@ -1712,3 +1714,17 @@ def match_rules(evidence: Evidence) -> Match | None:
         if found is not None:
             return found
     return None
+
+
+#: The first allocation under expandable segments on WSL2 fails in the driver API: pytorch#192330
+#: (RTX A4000, ``cuMemSetAccess`` returns ``CUDA_ERROR_UNKNOWN``) and noonghunna/club-3090#84
+#: (``cuMemMap``'s "device not ready", cured by ``expandable_segments:False``). Not a class of its
+#: own: the same text elsewhere is a real failure, and only the context (WSL, expandable
+#: segments in effect) makes it the platform's; :func:`hpo.failures.decide` weighs both.
+EXPANDABLE_SEGMENTS_FAILURE = re.compile(r"CUDA driver error: (?:unknown error|device not ready)")
+
+
+def expandable_segments_failure(text: str, *, wsl: bool, expandable: bool | None) -> bool:
+    """Whether ``text`` is pytorch#192330: under WSL, with expandable segments in effect, the
+    first allocation failed in the driver API (:data:`EXPANDABLE_SEGMENTS_FAILURE`)."""
+    return bool(wsl and expandable) and EXPANDABLE_SEGMENTS_FAILURE.search(text) is not None
