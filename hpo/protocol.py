@@ -89,6 +89,7 @@ TRIAL_CALLS: Mapping[str, CallKind] = MappingProxyType(
         "study.best_trials": CallKind.READ,
         "study.best_value": CallKind.READ,
         "study.best_params": CallKind.READ,
+        "study.stop": CallKind.CALL,  # the supervisor stops asking; running trials finish
         # trial.storage (and trial.study's storage): this trial's own records only
         "storage.get_trial": CallKind.CALL,
         "storage.get_trial_system_attrs": CallKind.CALL,

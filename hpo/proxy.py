@@ -14,18 +14,22 @@ prune as they do under ``study.optimize``. The supervisor owns the study: every 
   reads this trial (``get_trial``, ``get_trial_system_attrs``) and writes its system attributes
   (``set_trial_system_attr``; not hpo's own keys), as optuna-integration's callbacks do.
 
+- ``trial.study.stop()``: as in Optuna, no trial starts after it and the running ones finish;
+  this run then ends with exit 0 (other runs on the same study go on).
+
 Everything else Optuna's classes have, a trial's private caches or a study's ``optimize``,
-``ask``, ``tell``, ``enqueue_trial``, ``set_user_attr``, ``stop``, raises one line that names the
-unsupported use (:class:`UnsupportedInWorker`, or ``AttributeError`` for an attribute) instead of
-touching a study loaded in the worker. The calls that reach the supervisor are generated from
+``ask``, ``tell``, ``enqueue_trial``, ``set_user_attr``, raises one line that names the
+unsupported use and what to do instead (:data:`REFUSED`, :class:`UnsupportedInWorker`; an
+``AttributeError`` for an attribute) instead of touching a study loaded in the worker. The calls that reach the supervisor are generated from
 :data:`hpo.protocol.TRIAL_CALLS`, the same allow-list the supervisor serves.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from multiprocessing.connection import Connection
+from types import MappingProxyType
 from typing import Any, NoReturn
 
 import optuna
@@ -92,50 +96,6 @@ class StudyView(optuna.Study):
         if name.startswith("__"):
             raise AttributeError(name)
         raise _no_attribute("trial.study", name)
-
-    # Writes and the optimisation loop belong to the supervisor.
-    def optimize(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study.optimize()", "hpo run is the optimisation loop")
-
-    def ask(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study.ask()", "the supervisor asks for trials")
-
-    def tell(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study.tell()", "the supervisor finishes trials")
-
-    def stop(self) -> NoReturn:
-        _unsupported("trial.study.stop()", "the run stops at n_trials, or on Ctrl-C or SIGTERM")
-
-    def set_user_attr(self, key: str, value: Any) -> NoReturn:
-        _unsupported("trial.study.set_user_attr()", "use trial.set_user_attr")
-
-    def set_metric_names(self, metric_names: list[str]) -> NoReturn:
-        _unsupported("trial.study.set_metric_names()", "the supervisor owns the study")
-
-    def enqueue_trial(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study.enqueue_trial()", "enqueue before `hpo run`, on the study")
-
-    def add_trial(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study.add_trial()", "add trials before `hpo run`, on the study")
-
-    def add_trials(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study.add_trials()", "add trials before `hpo run`, on the study")
-
-    # Optuna's internals that would touch a local storage.
-    def _get_trials(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study._get_trials()", "use trial.study.get_trials()")
-
-    def _get_best_trial(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study._get_best_trial()", "use trial.study.best_trial")
-
-    def _pop_waiting_trial_id(self) -> NoReturn:
-        _unsupported("trial.study._pop_waiting_trial_id()")
-
-    def _should_skip_enqueue(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study._should_skip_enqueue()")
-
-    def _log_completed_trial(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial.study._log_completed_trial()")
 
 
 class ProxyTrial(optuna.trial.Trial):
@@ -204,28 +164,52 @@ class ProxyTrial(optuna.trial.Trial):
     def datetime_start(self) -> datetime.datetime | None:
         return self._datetime_start
 
-    # Trial's internals that would touch a local study or storage.
-    def _suggest(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial._suggest()", "use trial.suggest_float/int/categorical")
-
-    def _get_latest_trial(self) -> NoReturn:
-        _unsupported("trial._get_latest_trial()", "use trial.params, distributions, user_attrs")
-
-    def _is_fixed_param(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial._is_fixed_param()")
-
-    def _is_relative_param(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial._is_relative_param()")
-
-    def _check_distribution(self, *args: Any, **kwargs: Any) -> NoReturn:
-        _unsupported("trial._check_distribution()")
-
 
 #: Trial members ProxyTrial inherits unchanged: they only call the proxy's own public methods
 #: (the deprecated spellings call ``suggest_float``, and warn as Optuna does).
 INHERITED_TRIAL = frozenset({"suggest_uniform", "suggest_loguniform", "suggest_discrete_uniform"})
 #: Study members StudyView inherits unchanged: they only use the view's served members.
 INHERITED_STUDY = frozenset({"direction", "_is_multi_objective", "trials_dataframe"})
+
+
+#: What an objective cannot do in a worker, by member (``study.x`` on ``trial.study``, ``x`` on
+#: the trial), and what to do instead: each becomes a method raising :class:`UnsupportedInWorker`
+#: with that one line. Writes and the optimisation loop belong to the supervisor; the internals
+#: listed are the ones Optuna's own code would run against a local study or storage.
+REFUSED: Mapping[str, str] = MappingProxyType(
+    {
+        "study.optimize": "hpo run is the optimisation loop",
+        "study.ask": "the supervisor asks for trials",
+        "study.tell": "the supervisor finishes trials",
+        "study.set_user_attr": "use trial.set_user_attr",
+        "study.set_metric_names": "the supervisor owns the study",
+        "study.enqueue_trial": "enqueue before `hpo run`, on the study",
+        "study.add_trial": "add trials before `hpo run`, on the study",
+        "study.add_trials": "add trials before `hpo run`, on the study",
+        "study._get_trials": "use trial.study.get_trials()",
+        "study._get_best_trial": "use trial.study.best_trial",
+        "study._pop_waiting_trial_id": "the study lives in the supervisor",
+        "study._should_skip_enqueue": "the study lives in the supervisor",
+        "study._log_completed_trial": "the study lives in the supervisor",
+        "_suggest": "use trial.suggest_float/int/categorical",
+        "_get_latest_trial": "use trial.params, distributions, user_attrs",
+        "_is_fixed_param": "the study lives in the supervisor",
+        "_is_relative_param": "the study lives in the supervisor",
+        "_check_distribution": "the study lives in the supervisor",
+    }
+)
+
+
+def _refused(name: str, why: str) -> Any:
+    """The proxy member for ``REFUSED[name]``: a method that says why it cannot run here."""
+    label = f"trial.{name}()"
+
+    def method(self: Any, *args: Any, **kwargs: Any) -> NoReturn:
+        _unsupported(label, why)
+
+    method.__name__ = method.__qualname__ = name.rpartition(".")[2]
+    method.__doc__ = f"``{label}`` is refused in a worker: {why}."
+    return method
 
 
 def _remote(name: str, kind: CallKind) -> Any:
@@ -264,3 +248,6 @@ for _name, _kind in TRIAL_CALLS.items():
     _owner, _, _attr = _name.rpartition(".")
     if _attr not in vars(_OWNERS[_owner]):
         setattr(_OWNERS[_owner], _attr, _remote(_name, _kind))
+for _name, _why in REFUSED.items():
+    _owner, _, _attr = _name.rpartition(".")
+    setattr(_OWNERS[_owner], _attr, _refused(_name, _why))

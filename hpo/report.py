@@ -85,7 +85,7 @@ def run_summary(sup: Supervisor, code: int, address: str = "") -> str:
     except Exception:
         all_trials = []
     by_state = Counter(t.state.name for t in all_trials)
-    meaning = ExitCode.describe(code)
+    meaning = (sup.stop_message if code == 0 else None) or ExitCode.describe(code)
     lines.append(f"hpo: study {sup.cfg.study!r} finished with exit code {code} ({meaning})")
     lines.append(
         "hpo: trials in study: "

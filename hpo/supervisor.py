@@ -33,6 +33,7 @@ from hpo.failures import (
     FailureClass,
     Imposed,
     TrialResult,
+    advance,
     build_result,
     decide,
     recover,
@@ -49,6 +50,7 @@ from hpo.workers import Mechanism, Slot, WorkerPool, start_forkserver
 
 log = logging.getLogger("hpo.supervisor")
 FC = FailureClass
+_LOG_LEVEL = {ExitCode.OK: logging.INFO, ExitCode.INTERRUPTED: logging.WARNING}
 
 
 class Supervisor:
@@ -169,13 +171,16 @@ class Supervisor:
             log.warning("%s received: stopping with a %s grace period", name, grace)
         self._begin_stop(ExitCode.INTERRUPTED, f"interrupted by {name}")
 
-    def _begin_stop(self, code: ExitCode, message: str) -> None:
+    def _begin_stop(self, code: ExitCode, message: str, grace: float | None = -1.0) -> None:
+        """No trial starts after this; running ones get ``grace`` seconds (default
+        ``stop_grace_s``; None: as long as they take)."""
         if self.stopping is None:  # the first reason to stop is the one reported
             self.stopping, self.stop_message = code, message
-            (log.warning if code is ExitCode.INTERRUPTED else log.error)(message)
-        deadline = self.clock() + self.cfg.stop_grace_s
-        if self.stop_deadline is None or deadline < self.stop_deadline:
-            self.stop_deadline = deadline
+            log.log(_LOG_LEVEL.get(code, logging.ERROR), message)
+        if grace is not None:
+            deadline = self.clock() + (self.cfg.stop_grace_s if grace < 0 else grace)
+            if self.stop_deadline is None or deadline < self.stop_deadline:
+                self.stop_deadline = deadline
 
     def _finished(self) -> bool:
         busy = bool(self.pool.running())
@@ -267,18 +272,19 @@ class Supervisor:
 
     def _on_call(self, slot: Slot, payload: tuple[str, Any, Any]) -> None:
         if slot.running is not None and slot.worker is not None:
+            if payload[0] == "study.stop":  # Optuna's: no new trial; the running ones finish
+                self._begin_stop(
+                    ExitCode.OK, f"trial {slot.running.number} called study.stop()", None
+                )
             slot.worker.send((Msg.REPLY, self.store.serve(slot.running.number, payload)))
 
     def _on_done(self, slot: Slot, payload: dict[str, Any]) -> None:
         run = self.pool.release(slot)
         if run is None:
             return
-        pid = slot.worker.pid if slot.worker else 0
+        pid, outcome = slot.worker.pid if slot.worker else 0, Outcome.from_dict(payload)
         result = build_result(
-            run.number,
-            outcome=Outcome.from_dict(payload),
-            worker_pid=pid,
-            log_path=run.spec.log_path,
+            run.number, outcome=outcome, worker_pid=pid, log_path=run.spec.log_path
         )
         self._finish(result, run.spec.user_attrs, run.device, slot, run.origin)
 
@@ -384,12 +390,7 @@ class Supervisor:
                 log.warning("[trial %d] was already finished by someone else", number)
         except StorageError as exc:
             raise StopRun(ExitCode.STORAGE, str(exc)) from None
-        self.ctx = replace(
-            self.ctx,
-            consecutive_failures=decision.consecutive_failures,
-            failed_trials=decision.failed_trials,
-            recent=decision.recent,
-        )
+        self.ctx = advance(self.ctx, decision)
         self.stats.finished(number, result, decision, situation.attempt)
         if decision.quarantine and device is not None:
             ev = self.planner.quarantine(device, decision.quarantine)

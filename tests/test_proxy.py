@@ -25,6 +25,7 @@ from hpo.protocol import TRIAL_CALLS, Msg
 from hpo.proxy import (
     INHERITED_STUDY,
     INHERITED_TRIAL,
+    REFUSED,
     ProxyTrial,
     StudyView,
     TrialStorageView,
@@ -161,27 +162,21 @@ def test_the_storage_view_reaches_this_trial_only(store: StudyStore, trial: Prox
     assert "failed_trial" not in system
 
 
-@pytest.mark.parametrize(
-    ("use", "names"),
-    [
-        (lambda t: t.study.optimize(lambda _: 0.0, n_trials=1), "trial.study.optimize()"),
-        (lambda t: t.study.ask(), "trial.study.ask()"),
-        (lambda t: t.study.tell(0, 1.0), "trial.study.tell()"),
-        (lambda t: t.study.stop(), "trial.study.stop()"),
-        (lambda t: t.study.enqueue_trial({"x": 1}), "trial.study.enqueue_trial()"),
-        (lambda t: t.study.set_user_attr("k", 1), "trial.study.set_user_attr()"),
-        (lambda t: t.study.add_trials([]), "trial.study.add_trials()"),
-        (lambda t: t._suggest("x", None), "trial._suggest()"),
-        (lambda t: t._get_latest_trial(), "trial._get_latest_trial()"),
-    ],
-)
-def test_unsupported_uses_raise_one_line_naming_them(
-    idle_trial: ProxyTrial, use: Any, names: str
+@pytest.mark.parametrize(("name", "why"), sorted(REFUSED.items()))
+def test_every_refused_use_raises_one_line_naming_it_and_what_to_do(
+    idle_trial: ProxyTrial, name: str, why: str
 ) -> None:
+    owner, _, attr = name.rpartition(".")
+    member = getattr(idle_trial.study if owner else idle_trial, attr)
     with pytest.raises(UnsupportedInWorker) as info:
-        use(idle_trial)
+        member("x", 1)
     message = str(info.value)
-    assert "\n" not in message and message.startswith(f"hpo: {names} is not supported")
+    assert "\n" not in message
+    assert message == f"hpo: trial.{name}() is not supported in an hpo worker ({why})"
+
+
+def test_refused_and_served_members_are_apart() -> None:
+    assert not set(REFUSED) & set(TRIAL_CALLS)
 
 
 @pytest.mark.parametrize(

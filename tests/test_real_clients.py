@@ -219,3 +219,38 @@ def test_constraints_set_by_the_objective(tmp_path: Path) -> None:
     assert all(set(t.constraints) == {"c0", "c1"} for t in hpo_trials)
     feasible = [t.user_attrs["feasible"] for t in hpo_trials]
     assert feasible == [all(v <= 0 for v in t.constraints.values()) for t in hpo_trials]
+
+
+def test_study_stop_ends_the_run_after_the_running_trial(tmp_path: Path) -> None:
+    """``trial.study.stop()`` as in Optuna: the trial that calls it completes, no trial starts
+    after it, and the run ends with exit 0 saying why (n_trials is 10: 3 trials in both)."""
+    hpo_trials, plain = _run_both(
+        tmp_path,
+        "stopping_objective",
+        n_trials=10,
+        sampler={"name": "random", "seed": 3},
+        directions=["minimize"],
+    )
+    _assert_same(hpo_trials, plain)
+    assert len(hpo_trials) == 3 and _states(hpo_trials) == {TrialState.COMPLETE}
+
+
+def test_study_stop_with_two_workers_lets_the_other_trial_finish(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    cfg = write_config(
+        tmp_path / "study.yaml",
+        study="stop",
+        objective=f"{EXAMPLES}:stopping_objective",
+        run_dir=str(run_dir),
+        n_trials=20,
+        workers=2,
+        direction="minimize",
+        sampler={"name": "random", "seed": 3},
+    )
+    proc = run_hpo("run", str(cfg), "--quiet", timeout=240)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "finished with exit code 0 (trial 2 called study.stop())" in proc.stdout, proc.stdout
+    trials = load_study(run_dir, "stop").get_trials()
+    # Trial 3 may have started beside trial 2; it finishes, and nothing starts after.
+    assert len(trials) in (3, 4) and _states(trials) == {TrialState.COMPLETE}
+    assert_no_run_processes(run_dir)

@@ -10,7 +10,7 @@ classifies a failure once with :func:`classify`), then asks :func:`decide` for a
 
 from hpo.failures.classes import DEFAULT_POLICY, Action, Diagnosis, FailureClass
 from hpo.failures.classify import classify, diagnosis_for
-from hpo.failures.policy import Context, Decision, Policy, decide, stop_message
+from hpo.failures.policy import Context, Decision, Policy, advance, decide, stop_message
 from hpo.failures.result import (
     Imposed,
     Source,
@@ -33,6 +33,7 @@ __all__ = [
     "Policy",
     "Source",
     "TrialResult",
+    "advance",
     "build_result",
     "classify",
     "constraints_failed",

@@ -40,7 +40,7 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -364,6 +364,16 @@ def decide(result: TrialResult, ctx: Context) -> Decision:
         tags=MappingProxyType(tags),
         no_expandable=platform,
         requeue=platform,
+    )
+
+
+def advance(ctx: Context, decision: Decision) -> Context:
+    """``ctx`` carrying the breaker's state after ``decision``: where the next decision starts."""
+    return replace(
+        ctx,
+        consecutive_failures=decision.consecutive_failures,
+        failed_trials=decision.failed_trials,
+        recent=decision.recent,
     )
 
 

@@ -436,6 +436,8 @@ class StudyStore:
         return result
 
     def _study_member(self, attr: str, kind: CallKind, args: Any, kwargs: Any) -> Any:
+        if attr == "stop":  # carried out by the supervisor (Study.stop works only in optimize)
+            return None
         member = getattr(self.study, attr)
         return member(*args, **kwargs) if kind is CallKind.CALL else member
 

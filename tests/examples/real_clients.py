@@ -274,6 +274,14 @@ def constrained_objective(trial: optuna.Trial) -> tuple[float, float]:
     return 4 * x**2 + 4 * y**2, (x - 5) ** 2 + (y - 5) ** 2
 
 
+def stopping_objective(trial: optuna.Trial) -> float:
+    """Optuna's ``Study.stop`` docstring example: the objective ends the run at trial 2."""
+    if trial.number == 2:
+        trial.study.stop()
+    x = trial.suggest_float("x", 0, 10)
+    return x**2
+
+
 def run_plain(spec: dict[str, Any]) -> optuna.Study:
     """The plain-Optuna side: ``study.optimize`` with the sampler and pruner hpo builds from the
     same YAML, on the torch threads an hpo CPU worker uses."""
