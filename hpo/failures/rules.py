@@ -28,7 +28,8 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   60  cuDNN, cuBLAS, numerical, data and known user errors
   55  DataLoader worker killed by a signal; DataLoader, peer and job time limits
   50  ``KeyboardInterrupt``
-  45  weak evidence (DataLoader worker exited, distributed network errors)
+  45  weak evidence (DataLoader worker exited, distributed network errors, a CUDA extension
+      build that found no CUDA runtime)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
   40  any other CUDA error (assumed sticky; not recognised)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
@@ -215,6 +216,30 @@ _NET_FAILURES = (
     "Connection timed out",
 )
 _CUDA = r"(?:CUDA|HIP)"
+# A bare "OOM" is GPU memory only on a line that names GPU work and nothing of the host: the
+# kernel's OOM killer, Ray's and Kubernetes' host-memory kills ("OOM killer", "OOMKilled") and
+# "CPU/host/system RAM" lines are host_oom's. Upper case only, as a whole word ("BLOOM", "room").
+_OOM_WORD = r"(?-i:\bOOMs?\b)"
+_GPU_WORK = r"(?:train|fine-?tun|finetun|infer|lora\b|batch|epoch|forward|backward|GPU|CUDA|VRAM)"
+# From the start of such a line; the first lookahead (is "OOM" on it at all?) is a cheap scan
+# that spares the others on lines that only have "room" or "zoom".
+_GPU_OOM_LINE = (
+    r"^(?=[^\n]*?" + _OOM_WORD + r")"
+    r"(?![^\n]*(?:kill|\b(?:CPU|host|system)\b|(?<!GPU )\bRAM\b))[^\n]*?"
+)
+# Something training computes, said to turn NaN ("l_pix becomes nan", "the weights turned into
+# NaN"). Only these subjects: NaN in the data ("the column becomes NaN after the merge") is the
+# data's fault, not a divergence the hyperparameters caused. Matched from the start of a line
+# that has the word "nan" (a cheap scan first, as for _GPU_OOM_LINE).
+_NAN_LINE = r"^(?=[^\n]*?\bnan\b)[^\n]*?"
+_TRAINED = (
+    r"(?:los{2}\w*|l[_-][a-z]\w*|grad\w*|weights?|param(?:eter)?s?|outputs?|logits"
+    r"|activations?|model|train\w*|epochs?|iter(?:ation)?s?)"
+)
+_TURNS = (
+    r"(?:becomes?|became|becoming|turns? (?:in)?to|turned (?:in)?to|turning (?:in)?to"
+    r"|goes to|went to|going to|changed? to|jumps? to|jumped to)"
+)
 _ASYNC_FOOTER = r"(?:CUDA|HIP) kernel errors might be asynchronously reported"
 
 RULES: tuple[Rule, ...] = (
@@ -355,6 +380,8 @@ RULES: tuple[Rule, ...] = (
         P_STICKY,
         text=(
             r"an illegal memory access was encountered",
+            # cuda-gdb stopping on the fault ("CUDA Exception: Warp Illegal Address").
+            r"CUDA Exception: (?:Lane|Warp|Device|Cluster) (?:Illegal|Out-of-range) Address",
             r"cudaErrorIllegalAddress",
             r"CUDA_ERROR_ILLEGAL_ADDRESS",
             r"hipErrorIllegalAddress",
@@ -423,6 +450,10 @@ RULES: tuple[Rule, ...] = (
             r"operation not supported on global/shared address space",
             r"cudaError(?:HardwareStackError|InvalidPc|InvalidAddressSpace)",
             r"CUDA_ERROR_(?:HARDWARE_STACK_ERROR|INVALID_PC|INVALID_ADDRESS_SPACE)",
+            # cuda-gdb's name for any GPU exception that stopped a kernel ("received signal
+            # CUDA_EXCEPTION_14, Warp Illegal Address"): each one is a kernel fault.
+            r"\bCUDA_EXCEPTION_\d+\b",
+            r"CUDA Exception: (?:Lane|Warp|Device|Cluster) \w",
         ),
         sticky=True,
         cuda=True,
@@ -456,7 +487,7 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorNoDevice",
             r"CUDA_ERROR_NO_DEVICE",
             r"No CUDA GPUs are available",
-            r"Found no NVIDIA driver on your system",
+            r"Found no NVIDIA driver\b",
             r"hipErrorNoDevice",
             r"no GPU resources available",
         ),
@@ -587,6 +618,11 @@ RULES: tuple[Rule, ...] = (
             # The type named in prose or an issue title ("raise CUDA OutOfMemoryError when").
             r"\b(?:CUDA|torch\.cuda)[ .]OutOfMemoryError\b",
             r"\b(?:CUDA|GPU) OOM\b",
+            r"\b(?:CUDA|HIP|XPU|GPU|VRAM) out-of-memory\b",
+            # A bare "OOM" on a line about GPU work ("OOM while training lora", "LoRA fine-tuning
+            # OOMs on a 4090"); see _GPU_OOM_LINE for what it must not be.
+            _GPU_OOM_LINE + _OOM_WORD + r"[^\n.]{0,40}?\b" + _GPU_WORK,
+            _GPU_OOM_LINE + r"\b" + _GPU_WORK + r"\w*[^\n.]{0,40}?" + _OOM_WORD,
             _CUDA + r" error:\s*out of memory",
             r"cuda runtime error \(2\) : out of memory",
             r"cudaErrorMemoryAllocation",
@@ -726,6 +762,10 @@ RULES: tuple[Rule, ...] = (
             r"Timed out initializing process group",
             r"Socket Timeout",
             r"Timeout waiting for key",
+            # DataLoader's shared seed (torch.utils.data), spelled "distribtued" in PyTorch's
+            # source: any spelling of "distributed" (distri...d), not "distribution store".
+            r"Timed out (?:receiving|waiting for|sending)[^\n]{0,60}\b(?:from|to|in|on) the "
+            r"distri\w{3,7}d store",
             r"The client socket has timed out after \d+m?s while trying to connect to",
             r"\bDistStoreError\b",
             r"\bRendezvousTimeoutError\b",
@@ -888,6 +928,14 @@ RULES: tuple[Rule, ...] = (
             # prefilter, so the rarer "nan" is the anchor ("loss" is on many traceback lines).
             r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?nan\b",
             r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?inf\b",
+            # The loss as a key with a NaN value: Keras' progress bar ("- loss: nan - val_loss:
+            # nan"), tqdm postfixes ("loss=nan"), logged dicts ("'loss': nan").
+            r"\b\w*los{2}\w*['\"]?\s*[:=]\s*['\"]?nan\b(?!-)",
+            # The loss followed by NaN ("getting loss NaN", "loss of NaN", "loss value NaN").
+            r"\blos{2}(?:es)?\s+(?:(?:of|to|values?)\s+)?[`'\"]?nan\b(?!-)",
+            # A trained quantity said to turn NaN (see _TRAINED). Not Inf: "inf" is in every
+            # INFO log line, so it would be a poor anchor.
+            _NAN_LINE + r"\b" + _TRAINED + r"\b[^\n.]{0,60}?\b" + _TURNS + r"\s+[`'\"]?nan\b(?!-)",
             # Mixed precision: the dynamic loss scale has collapsed to its minimum (every step
             # overflows: the run has diverged). Halving from a large scale is normal.
             r"Reducing dynamic loss scale from 1(?:\.0)? to 1\b",
@@ -1131,6 +1179,18 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "cuda-runtime-not-found",
+        FC.DEVICE_UNAVAILABLE,
+        "no CUDA runtime found (the GPU is not visible to this process)",
+        # Weak: torch.utils.cpp_extension prints it on import when CUDA_HOME exists but
+        # torch.cuda.is_available() is False, so it also precedes unrelated errors; any rule
+        # naming the failure ("Torch not compiled with CUDA enabled", a shape error) wins.
+        P_WEAK,
+        text=(r"No CUDA runtime is found",),
+        cuda=True,
+        cuda_error_type="no_device",
+    ),
+    Rule(
         "distributed-network-error",
         FC.NCCL,
         "torch.distributed network error",
@@ -1156,6 +1216,9 @@ RULES: tuple[Rule, ...] = (
             r'^\W*(?:ERROR: The process "\d+" not found|错误: 没有找到进程 "\d+")',
             r"The worker died unexpectedly while executing this task",
             r"\bWorkerCrashedError\b",
+            # The type named alone (an issue title, a log that kept only the name).
+            r"(?-i:\bBrokenProcessPool\b)",
+            r"(?-i:\bTerminatedWorkerError\b)",
             r"state=finished raised (?:TerminatedWorkerError|BrokenProcessPool)",
             r"One of the subprocesses has abruptly died during map operation",
             r"Worker exited prematurely: (?:exitcode|signal) \d+",
