@@ -357,7 +357,7 @@ class Supervisor:
     ) -> Decision:
         """Decide and carry out the decision: the one place a trial is finished. ``lineage`` is
         the trial's user attributes (attempt and retry counts of its parameters); ``origin``
-        the asked trial, for a decision to place it again unfinished (``requeue``)."""
+        the asked trial, for a decision to place it again unfinished (``no_expandable``)."""
         result = self.store.constrain(result)  # the study's constraints function, if any
         number, diag = result.number, result.diagnosis
         shared, lost = self.planner.was_shared(number), not self.planner.usable(device)
@@ -378,7 +378,7 @@ class Supervisor:
         if decision.no_expandable and self.pool.drop_expandable(device):  # once per GPU
             self.echo(f"GPU {device}: {allocator.WSL_FALLBACK}")
             self.store.record_no_expandable(device, result.message)
-        if decision.requeue and origin is not None:  # the attempt does not count
+        if decision.no_expandable and origin is not None:  # the attempt does not count
             if slot is not None:
                 self._retire(slot, decision.recycle or decision.note)
             self.pending.insert(0, origin)

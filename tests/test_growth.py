@@ -66,15 +66,13 @@ def _events(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def _leaking_study(tmp_path: Path, run_dir: Path, **cfg: Any) -> tuple[Any, list[Any], list[str]]:
+    base = {"n_trials": 5, "workers": 1, "sampler": {"name": "random", "seed": 1}}
     path = write_config(
         tmp_path / "study.yaml",
         study="growth",
         objective="hpo.testing.objectives:leaks_memory",
         run_dir=str(run_dir),
-        n_trials=5,
-        workers=1,
-        sampler={"name": "random", "seed": 1},
-        **cfg,
+        **{**base, **cfg},
     )
     proc = run_hpo("run", str(path), "--quiet", timeout=240)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -98,7 +96,6 @@ def test_a_worker_leaking_host_memory_is_replaced_between_trials(
     pids = [t.user_attrs["pid"] for t in trials]
     assert pids[0] == pids[1] == pids[2] != pids[3] == pids[4], pids
     assert len(recycled) == 1 and "recycle_rss_growth_mb=200" in recycled[0], recycled
-    assert all("hpo:" not in k for t in trials for k in t.user_attrs if "fail" in k)
     assert_no_run_processes(run_dir)
 
 
@@ -130,23 +127,17 @@ def test_an_oom_caused_by_earlier_trials_leftovers_is_not_the_trials_fault(
     """The same leak with the check off: trial 3 meets an OOM in a worker that held 900 MB
     before it began. Not its fault (hpo.failures.policy.INHERITED_OOM_MB): FAIL, blameless, and
     its parameters retried in a new worker, where they complete. Before: PRUNED as ``oom``."""
-    path = write_config(
-        tmp_path / "study.yaml",
-        study="growth",
-        objective="hpo.testing.objectives:leaks_memory",
-        objective_kwargs={"gpu_mb": 300},
-        run_dir=str(run_dir),
+    _, trials, recycled = _leaking_study(
+        tmp_path,
+        run_dir,
         n_trials=4,
-        workers=1,
+        objective_kwargs={"gpu_mb": 300},
         device_backend="simulated",
         simulated_gpus={"count": 1, "memory_mb": 1000},
         recycle_rss_growth_mb=None,
         recycle_gpu_growth_mb=None,
-        sampler={"name": "random", "seed": 1},
     )
-    proc = run_hpo("run", str(path), "--quiet", timeout=240)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    trials = load_study(run_dir, "growth").get_trials()
+    assert not [r for r in recycled if "memory growth" in r], recycled  # the check is off
     states = [t.state for t in trials]
     assert states == [TrialState.COMPLETE] * 3 + [TrialState.FAIL, TrialState.COMPLETE], states
     oom, retry = trials[3], trials[4]

@@ -56,14 +56,7 @@ def peak_gpu_mem_mb() -> float | None:
     the driver). It excludes the CUDA context (about 300-500 MB per process) and memory taken
     outside PyTorch's allocator; NVML's per-process figure includes both.
     """
-    values: list[float] = []
-    if cuda_initialised():
-        torch = _torch()
-        assert torch is not None
-        values.extend(float(torch.cuda.max_memory_reserved(dev)) / _MB for dev in _devices(torch))
-    sim = simulated.peak_mb()
-    if sim is not None:
-        values.append(sim)
+    values = _cuda_mb("max_memory_reserved") + _present(simulated.peak_mb())
     return max(values) if values else None
 
 
@@ -71,15 +64,20 @@ def reserved_gpu_mem_mb() -> float | None:
     """GPU memory this process holds now, in MB: ``torch.cuda.memory_reserved()`` (after
     :func:`clear_caches`, what live tensors hold) plus the simulated backend's holds; ``None``
     if neither is in use. Never initialises CUDA."""
-    values: list[float] = []
-    if cuda_initialised():
-        torch = _torch()
-        assert torch is not None
-        values.extend(float(torch.cuda.memory_reserved(dev)) / _MB for dev in _devices(torch))
-    sim = simulated.held_mb()
-    if sim is not None:
-        values.append(sim)
+    values = _cuda_mb("memory_reserved") + _present(simulated.held_mb())
     return sum(values) if values else None
+
+
+def _cuda_mb(figure: str) -> list[float]:
+    """``torch.cuda.<figure>(dev)`` in MB for each device, where CUDA is initialised here."""
+    torch = _torch()
+    if torch is None or not cuda_initialised():
+        return []
+    return [float(getattr(torch.cuda, figure)(dev)) / _MB for dev in _devices(torch)]
+
+
+def _present(value: float | None) -> list[float]:
+    return [] if value is None else [value]
 
 
 _nvml_handle: list[Any] = []  # this worker's (pynvml module, device handle), once opened

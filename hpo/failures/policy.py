@@ -21,8 +21,8 @@ The rules, in order:
    started is retried in a new worker (the OOM recycles the old one). The platform's fault
    too: a worker's first allocation failing under expandable segments on WSL2 (pytorch#192330,
    :func:`~hpo.failures.rules.expandable_segments_failure` on the allocator the worker
-   reported): the decision says ``no_expandable`` (the GPU's workers restart without them) and
-   ``requeue`` (the attempt does not count: the trial is placed again, unfinished).
+   reported): the decision says ``no_expandable``: the GPU's workers restart without them and
+   the attempt does not count (the trial is placed again, unfinished).
 4. ``quarantine`` on a GPU retries the trial and takes the GPU out of rotation; on the CPU it
    fails the trial (there is no device to quarantine).
 5. A sticky error on a GPU counts against that GPU: a failed health probe, or
@@ -189,9 +189,9 @@ class Decision:
     ``alone`` on a GPU when sharing caused it. ``consecutive_failures``, ``failed_trials`` and
     ``recent`` are the breaker's state *after* this trial. ``stop`` is why the run stops (exit
     ``stop_code``), or None. ``no_expandable``: the trial's GPU must run its workers without
-    expandable segments from now on; ``requeue``: the attempt does not count, so a supervisor
-    still holding the trial places it again unfinished instead of telling the storage (where it
-    cannot, the rest of the decision, a blameless retry, stands).
+    expandable segments from now on, and the attempt does not count: a supervisor still holding
+    the trial places it again unfinished instead of telling the storage (where it cannot, the
+    rest of the decision, a blameless retry, stands).
     """
 
     state: TrialState
@@ -209,7 +209,6 @@ class Decision:
     recent: tuple[str, ...] = ()
     tags: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     no_expandable: bool = False
-    requeue: bool = False
 
 
 def _expandable_segments_fault(result: TrialResult) -> bool:
@@ -363,7 +362,6 @@ def decide(result: TrialResult, ctx: Context) -> Decision:
         recent=recent,
         tags=MappingProxyType(tags),
         no_expandable=platform,
-        requeue=platform,
     )
 
 
