@@ -195,3 +195,94 @@ def test_shared_seed_store_timeout(
 @pytest.mark.parametrize(("text", "expected_class", "expected_rule"), POOL)
 def test_pool_type_named_alone(text: str, expected_class: str, expected_rule: str | None) -> None:
     check(text, expected_class, expected_rule)
+
+
+# ----------------------------------------------------------------------------- v6's misses
+# The cues added when held-out v6 joined the training corpus (rows h6-...): TensorFlow's BFC
+# allocator OOM, Dask's KilledWorker and nanny, c10d's "Wait timeout", ARCH_MISMATCH, a loss
+# logged as a bracketed field, a full disk, and DataLoader's causeless "exited unexpectedly".
+V6: list[Case] = [
+    # TensorFlow: GPU when the device or allocator is a GPU or not named; CPU is host memory.
+    (
+        "ResourceExhaustedError: OOM when allocating tensor with shape[32,512,512] and type "
+        "float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    ("Resource exhausted: OOM when allocating tensor of shape [1024]", "oom", "cuda-out-of-memory"),
+    (
+        "ResourceExhaustedError: OOM when allocating tensor with shape[8,3,4096,4096] and type "
+        "float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    # A resource exhausted that is not memory stays unrecognised.
+    ("ResourceExhaustedError: Quota exceeded for requests per minute", "user_error", None),
+    # Dask: KilledWorker is a pool's worker; the nanny's memory report is host memory.
+    (
+        "distributed.scheduler.KilledWorker: Attempted to run task ('x', 0) on 3 different "
+        "workers, but all those workers died while running it.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:4001 (pid=7) exceeded 95% "
+        "memory budget. Restarting...",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    ("killedworker", "user_error", None),
+    # c10d's stores.
+    ("RuntimeError: Wait timeout", "timeout", "distributed-store-timeout"),
+    (
+        "torch.distributed.DistStoreError: Wait timeout after 300000ms",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+    ("Please wait timeout is 5 s", "user_error", None),
+    # A library too new for the GPU is the device's limit, like "no kernel image".
+    ("RuntimeError: CUDNN_STATUS_ARCH_MISMATCH", "device_unavailable", "cuda-no-kernel-image"),
+    (
+        "CUBLAS_STATUS_ARCH_MISMATCH when calling cublasGemmEx",
+        "device_unavailable",
+        "cuda-no-kernel-image",
+    ),
+    # The loss as a bracketed log field.
+    ("| E6 iter[ 14/ 15] | [Loss] nan | [step] 104 |", "numerical", "numerical-nonfinite"),
+    ("[train_loss] = nan", "numerical", "numerical-nonfinite"),
+    ("[Loss] nan-mean reduction selected", "user_error", None),
+    ("[Loss] 0.4315 | [nan_count] 0", "user_error", None),
+    # A full disk is not memory (the /dev/shm form is) and not the parameters' fault.
+    ("OSError: [Errno 28] No space left on device", "user_error", "disk-full"),
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 0 vs 0, ENOSPC",
+        "user_error",
+        "disk-full",
+    ),
+    (
+        "RuntimeError: unable to write to file </torch_31_95_66>: No space left on device (28)",
+        "host_oom",
+        "host-shm-exhausted",
+    ),
+    # DataLoader's "exited unexpectedly" names no cause: retried, not PRUNED as host memory.
+    (
+        "RuntimeError: DataLoader worker (pid(s) 4312) exited unexpectedly",
+        "worker_lost",
+        "dataloader-worker-exited",
+    ),
+    (
+        "RuntimeError: DataLoader worker (pid 4312) is killed by signal: Killed.",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), V6)
+def test_v6_cues(text: str, expected_class: str, expected_rule: str | None) -> None:
+    check(text, expected_class, expected_rule)
+
+
+def test_dask_killed_worker_by_type_alone() -> None:
+    d = classify("distributed.scheduler.KilledWorker", "('task-0', <WorkerState 'tcp://x'>)")
+    assert (d.failure_class.value, d.rule) == ("worker_lost", "pool-worker-lost")

@@ -575,6 +575,8 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorInvalidDeviceFunction",
             r"with CUDA capability sm_\d+ is not compatible with the current PyTorch installation",
             r"PyTorch no longer supports this GPU because it is too old",
+            # cuDNN/cuBLAS need a newer compute capability than the GPU has.
+            r"(?:CUDNN|CUBLAS)_STATUS_ARCH_MISMATCH",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -632,6 +634,10 @@ RULES: tuple[Rule, ...] = (
             r"Out\s+of memory while trying to allocate \d+ bytes",
             r"RESOURCE_EXHAUSTED: Failed to allocate request for",
             r"BufferAssignment OOM Debugging",
+            # TensorFlow's BFC allocator ("ResourceExhaustedError: OOM when allocating tensor
+            # with shape[...] ... on /device:GPU:0 by allocator GPU_0_bfc"); on the CPU it is
+            # host memory (host-allocator-failed).
+            r"\bOOM when allocating tensor(?![^\n]{0,300}(?:device:CPU:\d|by allocator cpu))",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",),
         cuda=True,
@@ -678,6 +684,7 @@ RULES: tuple[Rule, ...] = (
             r"std::bad_alloc",
             r"Unable to allocate \d+(?:\.\d+)? ?[KMGTP]i?B for an array",
             r"Cannot allocate memory",
+            r"\bOOM when allocating tensor[^\n]{0,300}(?:device:CPU:\d|by allocator cpu)",
         ),
         types=(r"MemoryError", r"(?:numpy\.(?:core\.)?_exceptions\.)?_ArrayMemoryError"),
     ),
@@ -696,6 +703,8 @@ RULES: tuple[Rule, ...] = (
             r"\boom-kill:",
             r"\boom[-_]kill events?\b",
             r"killed by signal: Killed",
+            # Dask's nanny restarting a worker over its memory limit.
+            r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -769,6 +778,8 @@ RULES: tuple[Rule, ...] = (
             r"The client socket has timed out after \d+m?s while trying to connect to",
             r"\bDistStoreError\b",
             r"\bRendezvousTimeoutError\b",
+            # c10d's FileStore/HashStore: a key another rank should have set never came.
+            r"^(?:RuntimeError|DistStoreError): Wait timeout\b",
         ),
         types=(
             r"(?:torch\.distributed\.)?DistStoreError",
@@ -933,6 +944,8 @@ RULES: tuple[Rule, ...] = (
             r"\b\w*los{2}\w*['\"]?\s*[:=]\s*['\"]?nan\b(?!-)",
             # The loss followed by NaN ("getting loss NaN", "loss of NaN", "loss value NaN").
             r"\blos{2}(?:es)?\s+(?:(?:of|to|values?)\s+)?[`'\"]?nan\b(?!-)",
+            # The loss as a bracketed or piped field of a log line ("| [Loss] nan |").
+            r"\[\w*los{2}\w*\]\s*[:=]?\s*nan\b(?!-)",
             # A trained quantity said to turn NaN (see _TRAINED). Not Inf: "inf" is in every
             # INFO log line, so it would be a poor anchor.
             _NAN_LINE + r"\b" + _TRAINED + r"\b[^\n.]{0,60}?\b" + _TURNS + r"\s+[`'\"]?nan\b(?!-)",
@@ -1093,6 +1106,18 @@ RULES: tuple[Rule, ...] = (
         "(`hpo doctor`).",
     ),
     Rule(
+        "disk-full",
+        FC.USER_ERROR,
+        "the disk is full (No space left on device)",
+        # Not host_oom (PRUNED would blame the parameters) and below the /dev/shm rule, which
+        # is host memory.
+        P_SPECIFIC,
+        text=(r"No space left on device", r"\[Errno 28\]", r"\bENOSPC\b"),
+        hint="The disk the trial writes to (checkpoints, caches, /tmp) is full: free space or "
+        "write elsewhere. Every trial will fail the same way until then, so the breaker stops "
+        "the run.",
+    ),
+    Rule(
         "user-objective-value",
         FC.USER_ERROR,
         "the objective did not return a number",
@@ -1159,13 +1184,15 @@ RULES: tuple[Rule, ...] = (
     # --- weak evidence ----------------------------------------------------------------------
     Rule(
         "dataloader-worker-exited",
-        FC.HOST_OOM,
-        "DataLoader worker exited unexpectedly",
+        # Not host_oom: nothing in the text says why the worker died (Windows has no SIGCHLD
+        # report at all), and host_oom is PRUNED, which blames the parameters on no evidence.
+        FC.WORKER_LOST,
+        "DataLoader worker exited unexpectedly (no cause reported)",
         P_WEAK,
         text=(r"DataLoader worker \(pid\(?s?\)?[^)\n]*\) exited unexpectedly",),
-        hint="A DataLoader worker died without a signal report, most often of host RAM or "
-        "/dev/shm exhaustion: fewer workers, a larger shm, or num_workers=0 to see the "
-        "worker's own error.",
+        hint="A DataLoader worker died without a signal report: host RAM or /dev/shm "
+        "exhaustion are the usual causes (fewer workers, a larger shm); num_workers=0 shows "
+        "the worker's own error.",
     ),
     Rule(
         "numerical-anomaly-mode",
@@ -1225,12 +1252,15 @@ RULES: tuple[Rule, ...] = (
             r"WorkerProc initialization failed due to an exception in a background process",
             r"Engine core initialization failed\. See root cause above",
             r"Engine core proc \S+ died unexpectedly",
+            # Dask: the scheduler gave up on a task whose workers kept dying.
+            r"(?-i:\bKilledWorker\b)",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
             r"(?:[\w.]*\.)?BrokenProcessPool",
             r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
             r"(?:billiard\.exceptions\.)?WorkerLostError",
+            r"(?:distributed\.scheduler\.)?KilledWorker",
         ),
         hint=_POOL_HINT,
     ),
