@@ -173,7 +173,6 @@ def test_heldout_covers_every_class() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="v6 is 118 rows, 8.8% of the corpus, not a fifth")
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
     assert 0.18 <= share <= 0.22, share
