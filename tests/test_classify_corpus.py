@@ -19,6 +19,10 @@ The held-out rows are measured, not required to pass one by one: issue 16 asks f
 accuracy >= 97% and stickiness accuracy >= 98% on a stratified fifth of the corpus (see the
 tests below and docs/failures.md). ``MEASURED_CLASS_FLOOR`` keeps a rule change from losing
 ground on the split in the repository once it has been measured.
+
+The split in the repository is v7: 336 rows, a stratified fifth (19.98%) of the corpus, collected
+blind by seven helpers and measured once with the rules frozen at fa8bd05: class 269/336 =
+80.1%, stickiness 334/336 = 99.4%.
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 269 / 336
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -201,7 +205,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v6 class accuracy 104/118 = 88.1% < 97%")
+@pytest.mark.xfail(strict=True, reason="held-out v7 class accuracy 269/336 = 80.1% < 97%")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
