@@ -529,6 +529,26 @@ RULES: tuple[Rule, ...] = (
             r"CUDA driver initialization failed",
             r"NVML_SUCCESS == DriverAPI::get\(\)->nvml\w+",
             r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+            r"Failed to initialize NVML",
+            r"NVML_ERROR_(?:LIB_RM_VERSION_MISMATCH|DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND|GPU_IS_LOST)",
+            r"NVMLError_(?:LibRmVersionMismatch|DriverNotLoaded|LibraryNotFound|GpuIsLost)",
+            r"RM has detected an NVML/RM version mismatch",
+            r"there are 0 visible CUDA devices",
+        ),
+        cuda=True,
+        cuda_error_type="init_failed",
+    ),
+    Rule(
+        "xla-cuda-init-failed",
+        FC.DEVICE_UNAVAILABLE,
+        "CUDA could not be initialised (no kernel ran)",
+        # Above the sticky faults: "CUDA_ERROR_UNKNOWN" here comes from cuInit, not a kernel.
+        P_ROOT,
+        text=(
+            r"failed call to cuInit\b",
+            r"failed call to cuDevicePrimaryCtxRetain\b",
+            r"No visible GPU devices",
+            r"no supported devices found for platform CUDA",
         ),
         cuda=True,
         cuda_error_type="init_failed",
@@ -632,6 +652,16 @@ RULES: tuple[Rule, ...] = (
             r"hipErrorOutOfMemory",
             # XLA (JAX, TensorFlow, EXLA) device allocator
             r"Out\s+of memory while trying to allocate \d+ bytes",
+            # XLA ("RESOURCE_EXHAUSTED: Out of memory allocating 20029400304 bytes.") and CuPy
+            # ("Out of memory allocating 25,600,000 bytes (allocated so far: ...)"),
+            # "out of memory to allocate 1073741824 bytes (total ...)".
+            r"\bOut of memory allocating [\d,]+ bytes",
+            r"\bout of memory to allocate \d+ bytes",
+            # PaddlePaddle, vLLM's KV cache, thrust's device allocator, dh::safe_cuda.
+            r"Out of memory error on GPU \d+",
+            r"No available memory for the cache blocks",
+            r"thrust::system::detail::bad_alloc",
+            r"\bCUDA error: [^\n]{0,200}\.cuh?\(\d+\): out of memory",
             r"RESOURCE_EXHAUSTED: Failed to allocate request for",
             r"BufferAssignment OOM Debugging",
             # TensorFlow's BFC allocator ("ResourceExhaustedError: OOM when allocating tensor
@@ -639,7 +669,7 @@ RULES: tuple[Rule, ...] = (
             # host memory (host-allocator-failed).
             r"\bOOM when allocating tensor(?![^\n]{0,300}(?:device:CPU:\d|by allocator cpu))",
         ),
-        types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError",),
+        types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", r"cupy\.cuda\.memory\.OutOfMemoryError"),
         cuda=True,
         cuda_error_type="out_of_memory",
         hint=OOM_HINT,
@@ -649,7 +679,9 @@ RULES: tuple[Rule, ...] = (
         FC.OOM,
         "CUDA library could not allocate GPU memory ({code})",
         P_MEMORY,
-        text=(r"(?P<code>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT)_(?:STATUS_)?ALLOC_FAILED)",),
+        text=(
+            r"(?P<code>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_(?:STATUS_)?ALLOC(?:ATION)?_FAILED)",
+        ),
         cuda=True,
         cuda_error_type="out_of_memory",
         code_type=True,
@@ -670,6 +702,8 @@ RULES: tuple[Rule, ...] = (
             r"insufficient shared memory \(shm\)",
             r"out of shared memory",
             r"killed by signal: Bus error",
+            # pandarallel's memory file system is /dev/shm (the frame that writes to it).
+            r"pickle\.dump\(chunk, filedescriptor\)\s*\n\s*OSError: \[Errno 28\]",
         ),
         hint=_SHM_HINT,
     ),
@@ -682,11 +716,22 @@ RULES: tuple[Rule, ...] = (
             r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
             r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
             r"std::bad_alloc",
-            r"Unable to allocate \d+(?:\.\d+)? ?[KMGTP]i?B for an array",
+            r"Unable to allocate \d+(?:\.\d*)? ?[KMGTP]i?B for an array",
+            r"Unable to allocate array with shape",
+            # Windows: the commit limit (RAM + paging file) is reached.
+            r"paging file is too small",
+            r"\[WinError 1455\]",
+            r"\bos error 1455\b",
+            # Arrow's allocator ("realloc of size 2172846080 failed").
+            r"\b(?:re|m|c)alloc of size \d+ failed",
             r"Cannot allocate memory",
             r"\bOOM when allocating tensor[^\n]{0,300}(?:device:CPU:\d|by allocator cpu)",
         ),
-        types=(r"MemoryError", r"(?:numpy\.(?:core\.)?_exceptions\.)?_ArrayMemoryError"),
+        types=(
+            r"(?:[\w.]*\.)?MemoryError",
+            r"(?:numpy\.(?:core\.)?_exceptions\.)?_ArrayMemoryError",
+            r"(?:pyarrow\.lib\.)?ArrowMemoryError",
+        ),
     ),
     Rule(
         "host-memory-monitor",
@@ -734,6 +779,7 @@ RULES: tuple[Rule, ...] = (
             r"|InvalidUsage|RemoteError)\b",
             r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU|closed by remote peer)",
             r"NCCL communicator was aborted",
+            r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
@@ -780,6 +826,10 @@ RULES: tuple[Rule, ...] = (
             r"\bRendezvousTimeoutError\b",
             # c10d's FileStore/HashStore: a key another rank should have set never came.
             r"^(?:RuntimeError|DistStoreError): Wait timeout\b",
+            r"got error: wait timeout after \d+ ?ms",
+            r"connect\(\) timed out\. Original timeout was \d+ ?ms",
+            # JAX's coordination service ("DEADLINE_EXCEEDED: Barrier timed out. Barrier_id:").
+            r"\bBarrier timed out\. (?:Barrier_id|Id):",
         ),
         types=(
             r"(?:torch\.distributed\.)?DistStoreError",
@@ -818,7 +868,13 @@ RULES: tuple[Rule, ...] = (
         FC.CUDNN,
         "cuDNN could not be initialised",
         P_SPECIFIC,
-        text=(r"CUDNN_STATUS_NOT_INITIALIZED",),
+        text=(
+            r"CUDNN_STATUS_NOT_INITIALIZED",
+            # TensorFlow: the handle could not be created (the status may be line-wrapped).
+            r"Could not create cudnn handle",
+            r"Failed to get convolution algorithm",
+            r"cuDNN failed to initialize",
+        ),
         cuda=True,
         cuda_error_type="cudnn_not_initialized",
         hint=_HANDLE_HINT,
@@ -849,6 +905,9 @@ RULES: tuple[Rule, ...] = (
             r"cuDNN error",
             r"cudnnException",
             r"cuDNN Frontend error",
+            # The cuDNN loaded at run time is not the one torch/caffe2 was built with.
+            r"cuDNN version incompatibility",
+            r"cuDNN compiled \(\d+\) and runtime \(\d+\) versions mismatch",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
         cuda=True,
@@ -888,10 +947,14 @@ RULES: tuple[Rule, ...] = (
             # ggml: "CUDA error: <cuBLAS status string>" then the function that called cuBLAS.
             r"CUDA error: [^\n]{1,120}\n\s*(?:current device: \d+, )?in (?:function )?\w*cublas",
             r"CUBLAS failure \d+",
+            # TensorFlow's cuBLAS call failing (most often the handle, under memory pressure).
+            r"\bBlas (?:x?GEMM|GEMV|\w+) launch failed",
             # cuBLAS's parameter check, printed before it returns INVALID_VALUE (the reference
             # BLAS xerbla wording: "** On entry to GEMM_EX  parameter number 9 had an illegal
             # value").
             r"\*\* On entry to \w+\s+parameter number \d+ had an illegal value",
+            # cuSPARSE's and cuSOLVER's own parameter checks ("On entry to cusparseSpMM() ...").
+            r"\*\* On entry to cu\w+\(\) parameter number \d+",
         ),
         cuda=True,
         cuda_error_type="cublas_error",
@@ -907,6 +970,9 @@ RULES: tuple[Rule, ...] = (
             r"(?P<code>CUFFT_(?!SUCCESS)[A-Z_]+)",
             r"cuFFT error",
             r"cusolver error",
+            r"cusolver\w*\(&?handle\) failed",
+            r"\bcuSolver internal error",
+            r"\bCURAND failure in curand\w+",
         ),
         cuda=True,
         cuda_error_type="math_library_error",
@@ -958,6 +1024,23 @@ RULES: tuple[Rule, ...] = (
             r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
             r"is non-finite, so it cannot be clipped",
             r"Current loss scale already at minimum",
+            # The loss scale driven far down by overflow after overflow (apex, DeepSpeed,
+            # fairseq): from a start of 2**16, 2 or less is 15 overflows in a row.
+            r"reducing (?:dynamic )?loss scale to (?:[12](?:\.0)?|0\.\d+)\b",
+            r"Attempted loss scale: [24](?:\.0)?, reducing to [12](?:\.0)?\b",
+            r"setting loss scale to: 0\.\d+",
+            # TensorFlow's CheckNumerics ("Found Inf or NaN global norm. : Tensor had NaN values").
+            r"Tensor had (?:NaN|Inf) values",
+            r"Found Inf or NaN global norm",
+            r"\bis inf or nan\b",
+            # The loss named on a log line with a NaN value ("[Losses: x nan, y nan, ...]"), a
+            # row of NaN in a metrics table, a boosting metric ("train-logloss:-nan", CatBoost's
+            # "learn: nan"), a progress-bar NLL ("nll=nan.0").
+            r"\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b(?!-)",
+            r"(?:^|[\s|])\[?-?nan\]?[ \t]+\[?-?nan\]?(?:[ \t]|$)",
+            r"\b\w*(?:loss|error|rmse|mae|nll|auc|ppl)\w*\s*[:=]\s*-nan\b",
+            r"\bnll\s*[:=]\s*-?nan\b",
+            r"^\s*\d+:\s+learn:?\s+-?nan",
             r"Input contains NaN",
             r"The factorization could not be completed because the input is not positive-definite",
             r"failed to converge because the input matrix is ill-conditioned",
@@ -983,10 +1066,37 @@ RULES: tuple[Rule, ...] = (
         FC.DATA_ERROR,
         "label outside the number of classes",
         P_SPECIFIC,
-        text=(r"Target -?\d+ (?:is )?out of bounds",),
+        text=(
+            r"Target -?\d+ (?:is )?out of bounds",
+            # TensorFlow's sparse cross-entropy, xgboost, LightGBM, label encoders.
+            r"Received a label value of -?\d+ which is outside the valid range",
+            r"label must be in \[0, num_class\)",
+            r"Label -?\d+ is not less than the number of label mappings",
+            r"contains previously unseen labels?\b",
+        ),
         hint=(
             "Labels must be in [0, num_classes): check num_classes and the label mapping "
             "(use ignore_index for padding labels such as -100)."
+        ),
+    ),
+    Rule(
+        "data-label-format",
+        FC.DATA_ERROR,
+        "labels in the wrong form (dtype, shape or encoding)",
+        P_SPECIFIC,
+        text=(
+            # The loss wants class indices (Long), one label per sample.
+            r"expected scalar type Long but found \w+",
+            r"\"nll_loss\w*\" not implemented for '\w+'",
+            r"multi-target not supported",
+            # xgboost's label checks.
+            r"label must consist of integer labels",
+            r"labels are not correctly provided",
+        ),
+        hint=(
+            "Classification losses take integer class indices of shape (batch,): convert "
+            "labels with .long(), and one-hot or multi-label targets with argmax or a "
+            "multi-label loss; encode string labels as 0..num_classes-1."
         ),
     ),
     Rule(
@@ -1023,6 +1133,12 @@ RULES: tuple[Rule, ...] = (
             r"Using a target size \([^)\n]*\)\)? that is different to the input size",
             r"Output size is too small",
             r"input\.size\(-1\) must be equal to input_size\. Expected \d+, got \d+",
+            r"with inconsistent numbers of samples",
+            r"logits and labels must have the same first dimension",
+            r"Shapes \([^)\n]*\) and \([^)\n]*\) are incompatible",
+            r"stack expects each tensor to be equal size",
+            r"The expanded size of the tensor \(\d+\) must match the existing size \(\d+\)",
+            r"Unable to create tensor, you should probably activate truncation and/or padding",
         ),
     ),
     # --- known user errors (even when they mention CUDA) ------------------------------------
@@ -1364,6 +1480,11 @@ RULES: tuple[Rule, ...] = (
         P_TEXT_SIGNAL,
         text=(
             r"Received (?:1|2|15) death signal",
+            r"Received (?:Signals\.)?SIG(?:HUP|TERM|INT) death signal",
+            # Ray Tune stopping on Ctrl-C/SIGINT; a cloud VM being preempted.
+            r"Stop signal received \(e\.g\. via SIGINT/Ctrl\+C\)",
+            r"Experiment has been interrupted",
+            r"\btermination is imminent\b",
             r"got signal: (?:1|2|15)\b",
             r"exitcode\s*:\s*-(?:1|2|15)\b",
             r"exit code 1(?:30|43|29)\b",
@@ -1425,6 +1546,9 @@ RULES: tuple[Rule, ...] = (
             r"exitcode\s*: [1-9]\d* \(pid:",
             r"returned non-zero exit status [1-9]\d*",
             r"exits with return code = [1-9]\d*",
+            r"(?:mpiexec|mpirun) detected that one or more processes exited with non-zero status",
+            r"CHILD PROCESS FAILED WITH NO ERROR_FILE",
+            r"^Process \d+ exit with status code [1-9]\d*",
             # Quoted in prose the type's case is not kept (``childFailedError``).
             r"\bChildFailedError\b",
         ),
