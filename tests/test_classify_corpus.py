@@ -22,8 +22,11 @@ ground on the split in the repository once it has been measured.
 
 v7 (336 rows, a stratified fifth, class 269/336 = 80.1%, stickiness 334/336 = 99.4% at
 fa8bd05) joined the training file with the 61 rows drawn out of it to keep it a fifth; its misses
-were fixed with the cues in tests/test_classify_cues.py. heldout.jsonl stays empty until the
-blind v8 split is added.
+were fixed with the cues in tests/test_classify_cues.py.
+
+The split in the repository is v8: 428 rows, a stratified fifth (19.7%) of the corpus, collected
+blind by eight helpers and measured once with the rules frozen at b42b6f8: class 310/428 =
+72.4%, stickiness 422/428 = 98.6%.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 310 / 428
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -206,7 +209,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v7 class accuracy 269/336 = 80.1% < 97%")
+@pytest.mark.xfail(strict=True, reason="held-out v8 class accuracy 310/428 = 72.4% < 97%")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
