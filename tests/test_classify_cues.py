@@ -615,3 +615,416 @@ def test_a_launcher_line_yields_to_the_childs_plain_error() -> None:
     assert (alone.failure_class.value, alone.rule) == ("worker_lost", "child-failed")
     assert (with_error.failure_class.value, with_error.rule) == ("user_error", None)
     assert with_error.recognised  # a plain Python error is a recognised bug
+
+
+# ----------------------------------------------------------------------------- v8's misses
+# The cues added when held-out v8 (rows h8-...) joined the training corpus: GPU memory as Caffe,
+# thrust, RMM, pycuda, faiss, Theano, TensorRT and XLA on TPU print it; host memory as Lua
+# Torch, ENOMEM, Windows' shared file mappings and Kubernetes print it; cuRAND/cuSPARSE API
+# failures and THC's cuBLAS wording; cuDNN version and launch failures; NCCL operations called
+# by XLA; JAX, gloo, Horovod and c10d socket timeouts; NaN in TensorFlow histograms, grad
+# norms, metrics parsed from logs; label and feature checks of xgboost, CatBoost, LightGBM,
+# sklearn; ROCm's page fault; devices missing in ROCm, Lightning, vLLM, Paddle, TensorFlow,
+# JAX, containers; launchers and pools (Horovod, MPI, DeepSpeed, Spark, vLLM, Ray, Dask);
+# SIGHUP forwarded by torchrun, spot and scheduler terminations. Each with look-alikes.
+V8: list[Case] = [
+    (
+        "F0101 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. 0)  out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "F0101 common.cpp:152] Check failed: error == cudaSuccess (35 vs. 0)  CUDA driver version is insufficient for CUDA runtime version",
+        "device_unavailable",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "terminate called after throwing an instance of 'thrust::system::system_error'\n  what():  for_each: failed to synchronize: out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "MemoryError: std::bad_alloc: RMM failure at: pool_memory_resource.hpp:179: Maximum pool size exceeded",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    ("pycuda._driver.MemoryError: cuMemAlloc failed: out of memory", "oom", "cuda-out-of-memory"),
+    (
+        "Faiss assertion 'err == cudaSuccess' failed; details: Failed to cudaMalloc 1073741824 bytes",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "MemoryError: Error allocating 33554432 bytes of device memory (out of memory).",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "[E] Error[1]: [defaultAllocator.cpp::allocate::31] Error Code 1: Cuda Runtime (out of memory)",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "RuntimeError: RESOURCE_EXHAUSTED: Ran out of memory in memory space hbm. Used 9.08G of 7.48G hbm.",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "Resource exhausted: Failed to allocate request for 32.00MiB (33554432B) on device ordinal 0",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "RuntimeError: $ Torch: not enough memory: you tried to allocate 3GB. Buy new RAM!",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    ("OSError: [Errno 12] Cannot allocate memory", "host_oom", "host-allocator-failed"),
+    (
+        "misc/ibvwrap.cc:190 NCCL WARN Call to ibv_create_cq failed with error Cannot allocate memory",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "NCCL WARN Error: failed to extend /dev/shm/nccl-WU88OE to 9637892 bytes, error: No space left on device (28)",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "RuntimeError: unable to write to file </dev/shm/torch_1_2>: No space left on device (28)",
+        "host_oom",
+        "host-shm-exhausted",
+    ),
+    (
+        "RuntimeError: DataLoader worker (pid 47) is killed by signal: Bus\nerror. It is possible that dataloader's workers are out of shared\nmemory.",
+        "host_oom",
+        "host-shm-exhausted",
+    ),
+    (
+        "RuntimeError: Couldn't open shared file mapping: <torch_28076_1033928186_0>, error code: <1455>",
+        "host_oom",
+        "host-shm-exhausted",
+    ),
+    (
+        "    Last State:     Terminated\n      Reason:       OOMKilled",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    ("trainer-0   0/1   OOMKilled   4 (57s ago)   2m40s", "host_oom", "host-memory-monitor"),
+    (
+        "The node was low on resource: memory. Container main was using 1783932Ki",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    ("OOMKilled is a Kubernetes status", "user_error", None),
+    (
+        "RuntimeError: cublas runtime error : the GPU program failed to execute at THCBlas.cu:450",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    (
+        "Check failed: (status) == (CURAND_STATUS_SUCCESS) CURAND Gen Uniform float failed. size = 65536",
+        "cublas",
+        "cuda-math-library-status",
+    ),
+    (
+        "CUSPARSE API failed at line 162 with error: initialization error (1)",
+        "cublas",
+        "cuda-math-library-status",
+    ),
+    (
+        "E cuda_dnn.cc:378] Loaded runtime CuDNN library: 8.4.0 but source was compiled with: 8.6.0.",
+        "cudnn",
+        "cudnn-status",
+    ),
+    (
+        "InternalError: cuDNN launch failure : input shape([1,3,933,613]) filter shape([7,7,3,64])",
+        "cudnn",
+        "cudnn-status",
+    ),
+    ("UNIMPLEMENTED: DNN library is not found.", "cudnn", "cudnn-library-missing"),
+    (
+        "RuntimeError: UNKNOWN: Failed to determine best cudnn convolution algorithm: INTERNAL: All algorithms tried",
+        "cudnn",
+        "cudnn-no-engine",
+    ),
+    (
+        "RuntimeError: Internal: nccl_all_reduce_thunk.cc:162: NCCL operation ncclAllReduce(send_buffer, recv_buffer, n, dt, op, comm, stream) failed: invalid usage",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "NCCL operation ncclGetUniqueId(&id) failed: Unable to load NCCL library. Multi-GPU collectives will not work.",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "bootstrap.cc:131 NCCL WARN Bootstrap Root : rank 1 of 8 ranks has already checked in",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "jaxlib._jax.XlaRuntimeError: DEADLINE_EXCEEDED: Barrier timed out.",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+    (
+        "what():  http_store.cc:57 Wait timeout after 30 seconds for key(s): 0.",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+    (
+        "Exception: Timed out waiting for tasks to start. Please check connectivity between servers.",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+    (
+        "[c10d] waitForInput: socket SocketImpl(fd=79, addr=[localhost]:41170, remote=[localhost]:29500) timed out after 1800000ms",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+    (
+        "ray.exceptions.GetTimeoutError: Get timed out: some object(s) not ready.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "InvalidArgumentError: Nan in summary histogram for: conv2d/kernel_0 [Op:WriteHistogramSummary]",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "AssertionError: Rank 11: found NaN in local grad norm in backward pass before data-parallel communication collective.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "WARNING: The grad norm is nan. Skipping updating the model.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    ("WARNING: The grad norm is 0.53. Clipping.", "user_error", None),
+    (
+        "ValueError: autodetected range of [nan, nan] is not finite",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    ("RuntimeError: range of [0.0, 5.0] is not finite", "user_error", None),
+    (
+        "ValueError: could not convert string to float: '-nan(ind)'",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    ("ValueError: could not convert string to float: 'nano'", "user_error", None),
+    (
+        'java.lang.NumberFormatException: For input string: "-nan"',
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "CatBoostError: json.cpp:259: JSON writer: invalid float value: nan",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    ("               Value function loss: inf", "numerical", "numerical-nonfinite"),
+    ("               Value function loss: 0.0213", "user_error", None),
+    (
+        "I0315 net.cpp:630]     [Backward] Layer relu3_3, param blob 0 diff: nan",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "layers.py:234: RuntimeWarning: overflow encountered in exp\n  exp = np.exp(x)\nlayers.py:235: RuntimeWarning: invalid value encountered in true_divide",
+        "numerical",
+        "numerical-numpy-warnings",
+    ),
+    (
+        "layers.py:234: RuntimeWarning: overflow encountered in exp\n  exp = np.exp(x)",
+        "user_error",
+        None,
+    ),
+    (
+        "FutureWarning: Non-finite norm encountered in torch.nn.utils.clip_grad_norm_; continuing anyway.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "XGBoostError: data.cc:514: Check failed: valid: Label contains NaN, infinity or a value too large.",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "ValueError: Invalid classes inferred from unique values of `y`.  Expected: [0 1 2], got [0 2 3]",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "ValueError: The number of classes has to be greater than one; got 1",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "CatBoostError: target_converter.cpp:392: NaN values are not supported for target",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "LightGBMError: The number of features in data (875) is not the same as it was in training data (1914).",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "RuntimeError: Class values must be smaller than num_classes.",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        "ValueError: expected sequence of length 27 at dim 1 (got 26)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: cannot copy sequence with size 19 to array axis with dimension 18",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    ("ValueError: Input X contains NaN.", "data_error", "data-label-format"),
+    (
+        "ValueError: Input contains NaN, infinity or a value too large for dtype('float64').",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "RuntimeError: index out of range: Tried to access index 100 out of table with 99",
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    (
+        "failing expression was y<output_tensor.k()\ny:6  output_tensor.k():6",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        "Memory access fault by GPU node-2 (Agent handle: 0x55fea5592860) on address 0x7fc133800000.",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    (
+        'ScatterGatherKernel.cu], thread: [60,0:115,0] Assertion `idx_dim >= 0 && idx_dim < index_size && "index out of bounds",0,0` failed.',
+        "cuda_context_corrupted",
+        "cuda-device-side-assert",
+    ),
+    ("RuntimeError: No HIP GPUs are available", "device_unavailable", "cuda-no-device"),
+    (
+        "ggml_cuda_init: failed to initialize ROCm: no ROCm-capable device is detected",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "MisconfigurationException: You requested GPUs: [0, 1]\n(pid=15) But your machine only has: [0]",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "MisconfigurationException: GPUAccelerator can not run on your system since the accelerator is not available.",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    ("RuntimeError: No supported device detected.", "device_unavailable", "cuda-no-device"),
+    (
+        "Found an unknown error - this may be due to an incorrectly set up environment. I will set the available devices to be zero.",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",
+        "device_unavailable",
+        "cuda-init-failed",
+    ),
+    (
+        "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed?",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "[-1 ]call to cuInit results in UNKNOWN_CUDA_ERROR",
+        "device_unavailable",
+        "xla-cuda-init-failed",
+    ),
+    ("Met Exceptions:\nNo OpenCL device found", "device_unavailable", "cuda-no-device"),
+    (
+        "W init.cc:182] Compiled with WITH_GPU, but no GPU found in runtime.",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "Cannot dlopen some GPU libraries.\nSkipping registering GPU devices...",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "RuntimeError: Backend 'cuda' failed to initialize: Unable to use CUDA because of the following issues",
+        "device_unavailable",
+        "xla-cuda-init-failed",
+    ),
+    (
+        "CUDA backend failed to initialize: Unable to load CUDA.",
+        "device_unavailable",
+        "xla-cuda-init-failed",
+    ),
+    ("cudaGetDeviceCount failed initialization error", "device_unavailable", "cuda-init-failed"),
+    (
+        "RuntimeError: Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated.",
+        "worker_lost",
+        "child-failed",
+    ),
+    (
+        "Primary job  terminated normally, but 1 process returned\na non-zero exit code.",
+        "worker_lost",
+        "child-failed",
+    ),
+    ("[launch.py:131:sigkill_handler] Killing subprocess 2273", "worker_lost", "child-failed"),
+    (
+        "Caused by: org.apache.spark.SparkException: Python worker exited unexpectedly (crashed)",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "ERROR [multiproc_executor.py:140] Worker proc VllmWorker-1 died unexpectedly, shutting down executor.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "ray.worker.RayTaskError: Invalid return value: likely worker died or was killed while executing the task",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("distributed.nanny - WARNING - Restarting worker", "worker_lost", "pool-worker-lost"),
+    (
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102241 closing signal SIGHUP",
+        "interrupted",
+        "text-interrupted",
+    ),
+    (
+        "WARNING:torch.distributed.elastic.multiprocessing.api:Sending process 102241 closing signal SIGTERM",
+        "user_error",
+        None,
+    ),
+    ("CRITICAL Keyboard Interrupt. Ending early.", "interrupted", "text-interrupted"),
+    (
+        'Spot interruption payload received: {"action":"terminate"}',
+        "interrupted",
+        "text-interrupted",
+    ),
+    ("Trial 1311 (Experiment 1192) was requested to terminate", "interrupted", "text-interrupted"),
+    (
+        "RuntimeError: Distributed package doesn't have NCCL built in\nfailed (exitcode: 1) local_rank: 0 (pid: 1) of binary:",
+        "user_error",
+        "user-nccl-not-built",
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), V8)
+def test_v8_cues(text: str, expected_class: str, expected_rule: str | None) -> None:
+    check(text, expected_class, expected_rule)

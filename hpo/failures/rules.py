@@ -367,6 +367,8 @@ RULES: tuple[Rule, ...] = (
             r"device-side assertion failures were found",
             r"block: \[\d+, ?\d+, ?\d+\],? thread: \[\d+, ?\d+, ?\d+\],? Assertion",
             r"\.cuh?:\d+: [^\n]{0,200}Assertion `[^\n]{0,300}` failed",
+            # Interleaved output of many threads: the kernel file, then its assertion.
+            r"\.cuh?\b[^\n]{0,300}\bAssertion `[^\n`]{0,300}index out of bounds",
         ),
         sticky=True,
         cuda=True,
@@ -385,6 +387,8 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorIllegalAddress",
             r"CUDA_ERROR_ILLEGAL_ADDRESS",
             r"hipErrorIllegalAddress",
+            # ROCm's HSA runtime: a GPU page fault ("Memory access fault by GPU node-2").
+            r"Memory access fault by GPU node-\d+",
         ),
         sticky=True,
         cuda=True,
@@ -483,7 +487,18 @@ RULES: tuple[Rule, ...] = (
         "no CUDA device visible",
         P_DEVICE,
         text=(
-            r"no CUDA-capable device is detected",
+            r"no (?:CUDA|ROCm|HIP)-capable device is detected",
+            r"No HIP GPUs are available",
+            r"No supported device detected",
+            r"No OpenCL device found",
+            r"but no GPU found in runtime",
+            r"I will set the available devices to be zero",
+            r"libcuda\.so(?:\.1)? not found",
+            # Lightning: more GPUs asked for than the process sees.
+            r"You requested GPUs: \[[^\]\n]*\]\s*(?:\(pid=\d+\)\s*)?But your machine only has",
+            r"GPUAccelerator can not run on your system since the accelerator is not available",
+            # TensorFlow gave up on the GPU (its libraries did not load) and runs on the CPU.
+            r"Skipping registering GPU devices",
             r"cudaErrorNoDevice",
             r"CUDA_ERROR_NO_DEVICE",
             r"No CUDA GPUs are available",
@@ -534,6 +549,9 @@ RULES: tuple[Rule, ...] = (
             r"NVMLError_(?:LibRmVersionMismatch|DriverNotLoaded|LibraryNotFound|GpuIsLost)",
             r"RM has detected an NVML/RM version mismatch",
             r"there are 0 visible CUDA devices",
+            r"cudaGetDeviceCount failed",
+            r"nvidia-container-cli: initialization error",
+            r"nvml error: driver not loaded",
         ),
         cuda=True,
         cuda_error_type="init_failed",
@@ -547,6 +565,10 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"failed call to cuInit\b",
             r"failed call to cuDevicePrimaryCtxRetain\b",
+            r"\bcall to cuInit results in",
+            r"CUDA device intialisation problem",
+            # JAX: "CUDA backend failed to initialize", "Backend 'cuda' failed to initialize".
+            r"(?:CUDA backend|Backend 'cuda') failed to initialize",
             r"No visible GPU devices",
             r"no supported devices found for platform CUDA",
         ),
@@ -597,6 +619,8 @@ RULES: tuple[Rule, ...] = (
             r"PyTorch no longer supports this GPU because it is too old",
             # cuDNN/cuBLAS need a newer compute capability than the GPU has.
             r"(?:CUDNN|CUBLAS)_STATUS_ARCH_MISMATCH",
+            r"cudnnStatusArchMismatch",
+            r"Initializing CuDNN backend[^\n]*\n[^\n]*\bArch mismatch",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -636,7 +660,8 @@ RULES: tuple[Rule, ...] = (
             # the OOM message (pytorch#112377).
             r"NVML_SUCCESS == r INTERNAL ASSERT FAILED",
             r"cudaMalloc\w*[^\n]{0,40}out of memory",
-            r"Tried to allocate \d+(?:\.\d+)? ?[KMGTP]i?B\b",
+            # Not Lua Torch's host "you tried to allocate 3GB. Buy new RAM!".
+            r"(?<!you )Tried to allocate \d+(?:\.\d+)? ?[KMGTP]i?B\b",
             # The type named in prose or an issue title ("raise CUDA OutOfMemoryError when").
             r"\b(?:CUDA|torch\.cuda)[ .]OutOfMemoryError\b",
             r"\b(?:CUDA|GPU) OOM\b",
@@ -662,6 +687,22 @@ RULES: tuple[Rule, ...] = (
             r"No available memory for the cache blocks",
             r"thrust::system::detail::bad_alloc",
             r"\bCUDA error: [^\n]{0,200}\.cuh?\(\d+\): out of memory",
+            # Caffe/glog checks of cudaMalloc (2 is cudaErrorMemoryAllocation), thrust, RMM,
+            # pycuda, faiss, Theano, TensorRT, XLA on GPU and TPU.
+            r"\bcudaSuccess \(2 vs\. 0\)",
+            r"thrust::system::system_error'\s*\n\s*what\(\):[^\n]*: out of memory",
+            r"instance of '(?:CUDA|cuda)::\w+'\s*\n\s*what\(\):[^\n]*\n?[^\n]*\berror: out of memory",
+            r"RMM failure at:?[^\n]{0,300}(?:Maximum pool size exceeded|out of memory)",
+            r"cuMemAlloc\w* failed: out of memory",
+            r"Failed to cudaMalloc \d+ bytes",
+            r"bytes of device memory \(out of memory\)",
+            r"Cuda Runtime \(out of memory\)",
+            r"Cuda Error in \w+: 2 \(out of memory\)",
+            r"Failed to allocate request for [\d.]+ ?[KMGT]i?B",
+            r"Ran out of memory in memory space hbm",
+            r"Exceeded hbm capacity",
+            r"Error allocating device buffer: Attempting to allocate",
+            r"Attempting to reserve [\d.]+[KMGT] at the bottom of memory",
             r"RESOURCE_EXHAUSTED: Failed to allocate request for",
             r"BufferAssignment OOM Debugging",
             # TensorFlow's BFC allocator ("ResourceExhaustedError: OOM when allocating tensor
@@ -696,12 +737,15 @@ RULES: tuple[Rule, ...] = (
             r"unable to write to file </torch_",
             r"unable to (?:open|allocate) shared memory",
             r"unable to mmap \d+ bytes from file </torch_",
-            r"/dev/shm[^\n]{0,200}No space left on device",
+            # NCCL's own /dev/shm segments are NCCL's failure (labelled nccl).
+            r"/dev/shm(?!/nccl-)[^\n]{0,200}No space left on device",
             r"No space left on device[^\n]{0,200}/dev/shm",
             r"Too many open files\. Communication with the workers is no longer possible",
             r"insufficient shared memory \(shm\)",
             r"out of shared memory",
-            r"killed by signal: Bus error",
+            r"killed by signal: Bus\s+error",
+            r"workers are out of shared\s+memory",
+            r"Couldn't open shared file mapping: <torch_",
             # pandarallel's memory file system is /dev/shm (the frame that writes to it).
             r"pickle\.dump\(chunk, filedescriptor\)\s*\n\s*OSError: \[Errno 28\]",
         ),
@@ -724,7 +768,10 @@ RULES: tuple[Rule, ...] = (
             r"\bos error 1455\b",
             # Arrow's allocator ("realloc of size 2172846080 failed").
             r"\b(?:re|m|c)alloc of size \d+ failed",
-            r"Cannot allocate memory",
+            # Not ibverbs' memlock limit ("ibv_create_cq failed with error Cannot allocate memory").
+            r"(?<!failed with error )Cannot allocate memory",
+            r"\[Errno 12\]",
+            r"Torch: not enough memory: you tried to (?:re)?allocate",
             r"\bOOM when allocating tensor[^\n]{0,300}(?:device:CPU:\d|by allocator cpu)",
         ),
         types=(
@@ -750,6 +797,12 @@ RULES: tuple[Rule, ...] = (
             r"killed by signal: Killed",
             # Dask's nanny restarting a worker over its memory limit.
             r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",
+            # Kubernetes and workflow engines reporting the kill.
+            r"Reason:\s+OOMKilled",
+            r"\bOOMKilled\s+\d+ \(",
+            r"container init was OOM-killed",
+            r"The node was low on resource: memory",
+            r"Task ran out of memory",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -780,6 +833,9 @@ RULES: tuple[Rule, ...] = (
             r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU|closed by remote peer)",
             r"NCCL communicator was aborted",
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
+            r"NCCL operation nccl\w+\([^\n]{0,300}\) failed:",
+            r"Unable to load NCCL library",
+            r"NCCL WARN Bootstrap Root : rank \d+ of \d+ ranks has already checked in",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
@@ -829,7 +885,10 @@ RULES: tuple[Rule, ...] = (
             r"got error: wait timeout after \d+ ?ms",
             r"connect\(\) timed out\. Original timeout was \d+ ?ms",
             # JAX's coordination service ("DEADLINE_EXCEEDED: Barrier timed out. Barrier_id:").
-            r"\bBarrier timed out\. (?:Barrier_id|Id):",
+            r"\bBarrier timed out\b",
+            r"\bWait timeout after \d+ ?(?:ms|seconds) for key",
+            r"Timed out waiting for tasks to start",
+            r"waitForInput: socket [^\n]{0,300} timed out after \d+ ?ms",
         ),
         types=(
             r"(?:torch\.distributed\.)?DistStoreError",
@@ -858,6 +917,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:FIND|GET) was unable to find an engine",
             r"Unable to find a valid cuDNN algorithm",
             r"no valid convolution algorithms available in CuDNN",
+            r"Failed to determine best cudnn convolution algorithm",
         ),
         cuda=True,
         cuda_error_type="cudnn_find_no_engine",
@@ -888,6 +948,7 @@ RULES: tuple[Rule, ...] = (
             r"Could not load library libcudnn",
             r"Unable to load any of \{?libcudnn",
             r"libcudnn\w*\.so[.\d]*: cannot open shared object file",
+            r"DNN library is not found",
         ),
         cuda=True,
         cuda_error_type="cudnn_library_missing",
@@ -907,6 +968,8 @@ RULES: tuple[Rule, ...] = (
             r"cuDNN Frontend error",
             # The cuDNN loaded at run time is not the one torch/caffe2 was built with.
             r"cuDNN version incompatibility",
+            r"Loaded runtime CuDNN library: [\d.]+",
+            r"\bcuDNN launch failure",
             r"cuDNN compiled \(\d+\) and runtime \(\d+\) versions mismatch",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
@@ -920,7 +983,11 @@ RULES: tuple[Rule, ...] = (
         FC.CUBLAS,
         "cuBLAS kernel failed to execute (context may be unusable)",
         P_SPECIFIC,
-        text=(r"CUBLAS_STATUS_EXECUTION_FAILED",),
+        text=(
+            r"CUBLAS_STATUS_EXECUTION_FAILED",
+            # THC's wording of the same status.
+            r"cublas runtime error : the GPU program failed to execute",
+        ),
         sticky=True,
         cuda=True,
         cuda_error_type="cublas_execution_failed",
@@ -973,6 +1040,8 @@ RULES: tuple[Rule, ...] = (
             r"cusolver\w*\(&?handle\) failed",
             r"\bcuSolver internal error",
             r"\bCURAND failure in curand\w+",
+            r"\bCURAND Gen \w+ \w+ failed",
+            r"\bcu(?:SPARSE|SOLVER|FFT|RAND)(?:Lt)? API failed",
         ),
         cuda=True,
         cuda_error_type="math_library_error",
@@ -1033,6 +1102,19 @@ RULES: tuple[Rule, ...] = (
             r"Tensor had (?:NaN|Inf) values",
             r"Found Inf or NaN global norm",
             r"\bis inf or nan\b",
+            r"Nan in summary histogram",
+            r"found (?:NaN|Inf) in (?:local )?grad norm",
+            r"\bgrad norm is (?:nan|inf)\b",
+            r"The gradients at all steps are invalid",
+            r"Non-finite norm encountered",
+            r"range of \[[^\]\n]*\b(?:nan|inf)\b[^\]\n]*\] is not finite",
+            r"invalid float value: -?(?:nan|inf)\b",
+            # A NaN metric that a parser then refuses (xgboost's eval log).
+            r"could not convert string to float: '-?nan(?:\(ind\))?'",
+            r"For input string: \"-?nan",
+            # Not the initial best ("best_val_loss: inf" before any epoch finished).
+            r"\b(?!(?:best|min|lowest)_?)\w*los{2}\w*['\"]?\s*[:=]\s*['\"]?-?inf\b",
+            r"\bblob \S+ diff: -?nan\b",
             # The loss named on a log line with a NaN value ("[Losses: x nan, y nan, ...]"), a
             # row of NaN in a metrics table, a boosting metric ("train-logloss:-nan", CatBoost's
             # "learn: nan"), a progress-bar NLL ("nll=nan.0").
@@ -1073,6 +1155,13 @@ RULES: tuple[Rule, ...] = (
             r"label must be in \[0, num_class\)",
             r"Label -?\d+ is not less than the number of label mappings",
             r"contains previously unseen labels?\b",
+            r"Class values must be smaller than num_classes",
+            r"\blbl < class_num\b",
+            r"Please check label value",
+            r"The label is out of the range",
+            r"labels must be either 0 or 1",
+            # dlib's loss_multiclass_log: a label >= the number of outputs.
+            r"failing expression was y ?< ?output_tensor\.k\(\)",
         ),
         hint=(
             "Labels must be in [0, num_classes): check num_classes and the label mapping "
@@ -1082,7 +1171,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "data-label-format",
         FC.DATA_ERROR,
-        "labels in the wrong form (dtype, shape or encoding)",
+        "labels or inputs in a form the model does not take (dtype, encoding, NaN)",
         P_SPECIFIC,
         text=(
             # The loss wants class indices (Long), one label per sample.
@@ -1092,6 +1181,11 @@ RULES: tuple[Rule, ...] = (
             # xgboost's label checks.
             r"label must consist of integer labels",
             r"labels are not correctly provided",
+            r"Label contains NaN, infinity or a value too large",
+            r"NaN values are not supported for target",
+            r"Invalid classes inferred from unique values of `y`",
+            r"The number of classes has to be greater than one",
+            r"Input X contains (?:NaN|infinity)",
         ),
         hint=(
             "Classification losses take integer class indices of shape (batch,): convert "
@@ -1107,7 +1201,7 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"index out of range in self",
             r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
-            r"index out of range: Tried to access index -?\d+ out of table with \d+ rows",
+            r"index out of range: Tried to access index -?\d+ out of table with \d+",
             r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)",
         ),
         hint=(
@@ -1137,6 +1231,10 @@ RULES: tuple[Rule, ...] = (
             r"logits and labels must have the same first dimension",
             r"Shapes \([^)\n]*\) and \([^)\n]*\) are incompatible",
             r"stack expects each tensor to be equal size",
+            r"expected sequence of length \d+ at dim \d+ \(got \d+\)",
+            r"cannot copy sequence with size \d+ to array axis with dimension \d+",
+            r"The number of features in data \(\d+\) is not the same as it was in training data",
+            r"cat_features must be integer or string",
             r"The expanded size of the tensor \(\d+\) must match the existing size \(\d+\)",
             r"Unable to create tensor, you should probably activate truncation and/or padding",
         ),
@@ -1222,6 +1320,14 @@ RULES: tuple[Rule, ...] = (
         "(`hpo doctor`).",
     ),
     Rule(
+        "user-nccl-not-built",
+        FC.USER_ERROR,
+        "this torch build has no NCCL (Windows, macOS, CPU builds)",
+        P_SPECIFIC,
+        text=(r"Distributed package doesn't have NCCL built in",),
+        hint="Use the gloo backend (init_process_group('gloo')) or a Linux CUDA build of torch.",
+    ),
+    Rule(
         "disk-full",
         FC.USER_ERROR,
         "the disk is full (No space left on device)",
@@ -1277,7 +1383,7 @@ RULES: tuple[Rule, ...] = (
             r"DUE TO TIME LIMIT",
             r"DataLoader timed out after \d+ seconds",
         ),
-        types=(r"TimeoutError",),
+        types=(r"TimeoutError", r"(?:ray\.exceptions\.)?GetTimeoutError"),
     ),
     Rule(
         "keyboard-interrupt",
@@ -1295,6 +1401,7 @@ RULES: tuple[Rule, ...] = (
             r"\S\^C$",
         ),
         types=(r"KeyboardInterrupt",),
+        # (a logger's "Keyboard Interrupt. Ending early." is in text-interrupted)
         hint=_INTERRUPT_HINT,
     ),
     # --- weak evidence ----------------------------------------------------------------------
@@ -1319,6 +1426,16 @@ RULES: tuple[Rule, ...] = (
             # detect_anomaly's warning names the node; it is on because NaNs were being hunted,
             # but it also precedes other backward errors, so this is weak evidence.
             r"Error detected in \w+Backward\d*\. (?:Traceback of forward call|No forward pass)",
+        ),
+    ),
+    Rule(
+        "numerical-numpy-warnings",
+        FC.NUMERICAL,
+        "numpy overflowed and then produced NaN (inf/inf, inf-inf)",
+        P_WEAK,
+        text=(
+            r"RuntimeWarning: overflow encountered in \w+[^\n]*\n(?:[^\n]*\n){0,2}[^\n]*"
+            r"RuntimeWarning: invalid value encountered in",
         ),
     ),
     Rule(
@@ -1370,6 +1487,10 @@ RULES: tuple[Rule, ...] = (
             r"Engine core proc \S+ died unexpectedly",
             # Dask: the scheduler gave up on a task whose workers kept dying.
             r"(?-i:\bKilledWorker\b)",
+            r"distributed\.nanny - WARNING - Restarting worker",
+            r"Python worker exited unexpectedly \(crashed\)",
+            r"Worker proc \S+ died unexpectedly",
+            r"likely worker died or was killed while executing the task",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
@@ -1481,10 +1602,16 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"Received (?:1|2|15) death signal",
             r"Received (?:Signals\.)?SIG(?:HUP|TERM|INT) death signal",
+            r"\bKeyboard Interrupt\b",
             # Ray Tune stopping on Ctrl-C/SIGINT; a cloud VM being preempted.
             r"Stop signal received \(e\.g\. via SIGINT/Ctrl\+C\)",
             r"Experiment has been interrupted",
             r"\btermination is imminent\b",
+            r"Spot interruption",
+            r"Instance is going to be interrupted",
+            r"was requested to terminate",
+            # torchelastic forwarding the SIGHUP it received to its workers.
+            r"closing signal SIGHUP",
             r"got signal: (?:1|2|15)\b",
             r"exitcode\s*:\s*-(?:1|2|15)\b",
             r"exit code 1(?:30|43|29)\b",
@@ -1546,7 +1673,10 @@ RULES: tuple[Rule, ...] = (
             r"exitcode\s*: [1-9]\d* \(pid:",
             r"returned non-zero exit status [1-9]\d*",
             r"exits with return code = [1-9]\d*",
-            r"(?:mpiexec|mpirun) detected that one or more processes exited with non-zero status",
+            r"(?:mpiexec|mpirun|Horovod) detected that one or more processes exited with non-zero"
+            r" status",
+            r"Primary job\s+terminated normally, but \d+ process(?:es)? returned",
+            r"sigkill_handler\] Killing subprocess",
             r"CHILD PROCESS FAILED WITH NO ERROR_FILE",
             r"^Process \d+ exit with status code [1-9]\d*",
             # Quoted in prose the type's case is not kept (``childFailedError``).
