@@ -25,8 +25,13 @@ fa8bd05) joined the training file with the 61 rows drawn out of it to keep it a 
 were fixed with the cues in tests/test_classify_cues.py.
 
 v8 (428 rows, a stratified fifth, class 310/428 = 72.4%, stickiness 422/428 = 98.6% at
-b42b6f8) went the same way, with the 55 rows drawn out of it. heldout.jsonl stays empty until the
-blind v9 split is added.
+b42b6f8) went the same way, with the 55 rows drawn out of it.
+
+The split in the repository is v9: 360 rows collected blind by eight helpers and measured once
+with the rules frozen at 63a52ed: class 276/360 = 76.7%, stickiness 354/360 = 98.3%. It is 13.9%
+of the corpus and uneven (2 timeout rows): the helpers' search budget ran out, so about half of
+it comes from error output kept in repositories (docs, notebooks, commit messages) rather than
+issue threads. The stratification tests are strict xfails that record this.
 """
 
 from __future__ import annotations
@@ -57,7 +62,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 276 / 360
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -215,7 +220,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v8 class accuracy 310/428 = 72.4% < 97%")
+@pytest.mark.xfail(strict=True, reason="held-out v9 class accuracy 276/360 = 76.7% < 97%")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
