@@ -433,6 +433,10 @@ def test_literal_anchor() -> None:
     assert literal_anchor(r"x(?:abc)y") == "xabcy"
     assert literal_anchor(r"(?:Aborted|Bus error)\s*\(core dumped\)") == "(core dumped)"
     assert literal_anchor(r"\bXid\b[^\n]{0,40}\b79\b") == "xid"
+    # Two characters only when one is rare in tracebacks: the terminal's "^C", not "[(" or "is".
+    assert literal_anchor(r"\S\^C$") == "^c"
+    assert literal_anchor(r"[\s:]\[\(-?nan") == "nan"
+    assert literal_anchor(r"\bis\b") is None
 
 
 def test_anchor_prefilter_never_changes_a_result() -> None:

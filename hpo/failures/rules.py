@@ -15,7 +15,7 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
 
 ====  ==========================================================================
  100  the objective's own guards (``hpo.guards.DataError``/``NumericalError``)
-  90  root causes: hardware faults, launch watchdog, lost GPU
+  90  root causes: hardware faults, launch watchdog, lost GPU, CUDA init failing (cuInit)
   85  NCCL watchdog timeout
   81  NCCL reporting a sticky CUDA failure (``Cuda failure 'an illegal memory...'``)
   80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
@@ -34,7 +34,8 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   40  any other CUDA error (assumed sticky; not recognised)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
   20  the signal the worker died of
-  15  launcher wrappers that only say a child failed
+  15  launcher wrappers that only say a child failed (they yield to the child's own plain
+      Python error in the same text: see ``classify``)
 ====  ==========================================================================
 
 CUDA error *codes* (``cudaErrorX``, ``CUDA_ERROR_X``, numbers, ``cudaGetErrorString`` texts)
@@ -828,8 +829,14 @@ RULES: tuple[Rule, ...] = (
         P_NCCL,
         text=(
             r"NCCL error",
-            r"\bnccl(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument"
-            r"|InvalidUsage|RemoteError)\b",
+            # One cue per result name: each has a long literal anchor, where "nccl" alone is on
+            # every line of an NCCL log (see literal_anchor).
+            r"\bncclUnhandledCudaError\b",
+            r"\bncclSystemError\b",
+            r"\bncclInternalError\b",
+            r"\bncclInvalidArgument\b",
+            r"\bncclInvalidUsage\b",
+            r"\bncclRemoteError\b",
             r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU|closed by remote peer)",
             r"NCCL communicator was aborted",
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
@@ -1779,6 +1786,7 @@ class _CompiledRule:
 _FLAGS = re.IGNORECASE | re.MULTILINE
 _CODE_GROUP = "(?P<code>"
 _MIN_ANCHOR = 3
+_RARE_CHARS = "^`~"
 _SPECIAL = set(".^$*+?{}[]|()")
 _QUANTIFIERS = set("*+?{")
 
@@ -1910,7 +1918,9 @@ def literal_anchor(pattern: str) -> str | None:
     """
     runs = _mandatory_runs(pattern)
     best = max(runs or [], key=len, default="")
-    return best.casefold() if len(best.strip()) >= _MIN_ANCHOR else None
+    # Two characters do when one is rare in tracebacks (the terminal's "^C").
+    rare = len(best.strip()) == 2 and any(ch in best for ch in _RARE_CHARS)
+    return best.casefold() if len(best.strip()) >= _MIN_ANCHOR or rare else None
 
 
 def _join(patterns: tuple[str, ...]) -> str:
