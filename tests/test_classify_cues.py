@@ -934,7 +934,7 @@ V8: list[Case] = [
     (
         "Found an unknown error - this may be due to an incorrectly set up environment. I will set the available devices to be zero.",
         "device_unavailable",
-        "cuda-no-device",
+        "device-fallback-warning",
     ),
     (
         "nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",
@@ -944,7 +944,7 @@ V8: list[Case] = [
     (
         "CUDA SETUP: WARNING! libcuda.so not found! Do you have a CUDA driver installed?",
         "device_unavailable",
-        "cuda-no-device",
+        "device-fallback-warning",
     ),
     (
         "[-1 ]call to cuInit results in UNKNOWN_CUDA_ERROR",
@@ -955,12 +955,12 @@ V8: list[Case] = [
     (
         "W init.cc:182] Compiled with WITH_GPU, but no GPU found in runtime.",
         "device_unavailable",
-        "cuda-no-device",
+        "device-fallback-warning",
     ),
     (
         "Cannot dlopen some GPU libraries.\nSkipping registering GPU devices...",
         "device_unavailable",
-        "cuda-no-device",
+        "device-fallback-warning",
     ),
     (
         "RuntimeError: Backend 'cuda' failed to initialize: Unable to use CUDA because of the following issues",
@@ -1028,3 +1028,17 @@ V8: list[Case] = [
 @pytest.mark.parametrize(("text", "expected_class", "expected_rule"), V8)
 def test_v8_cues(text: str, expected_class: str, expected_rule: str | None) -> None:
     check(text, expected_class, expected_rule)
+
+
+def test_a_start_up_device_warning_yields_to_the_failure_named_after_it() -> None:
+    """TensorFlow, Paddle and bitsandbytes warn that they found no GPU and go on on the CPU."""
+    warning = "Cannot dlopen some GPU libraries.\nSkipping registering GPU devices...\n"
+    alone = classify(None, warning)
+    shapes = classify(
+        "ValueError", warning + "ValueError: Shapes (None, 1) and (None, 5) are incompatible"
+    )
+    assert (alone.failure_class.value, alone.rule) == (
+        "device_unavailable",
+        "device-fallback-warning",
+    )
+    assert (shapes.failure_class.value, shapes.rule) == ("data_error", "data-shape-mismatch")

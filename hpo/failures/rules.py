@@ -492,14 +492,9 @@ RULES: tuple[Rule, ...] = (
             r"No HIP GPUs are available",
             r"No supported device detected",
             r"No OpenCL device found",
-            r"but no GPU found in runtime",
-            r"I will set the available devices to be zero",
-            r"libcuda\.so(?:\.1)? not found",
             # Lightning: more GPUs asked for than the process sees.
             r"You requested GPUs: \[[^\]\n]*\]\s*(?:\(pid=\d+\)\s*)?But your machine only has",
             r"GPUAccelerator can not run on your system since the accelerator is not available",
-            # TensorFlow gave up on the GPU (its libraries did not load) and runs on the CPU.
-            r"Skipping registering GPU devices",
             r"cudaErrorNoDevice",
             r"CUDA_ERROR_NO_DEVICE",
             r"No CUDA GPUs are available",
@@ -1444,6 +1439,24 @@ RULES: tuple[Rule, ...] = (
             r"RuntimeWarning: overflow encountered in \w+[^\n]*\n(?:[^\n]*\n){0,2}[^\n]*"
             r"RuntimeWarning: invalid value encountered in",
         ),
+    ),
+    Rule(
+        "device-fallback-warning",
+        FC.DEVICE_UNAVAILABLE,
+        "the framework found no usable GPU and went on without one",
+        # Weak, like "No CUDA runtime is found": these are warnings printed at start-up, after
+        # which the framework carries on on the CPU, so a failure named later in the same text
+        # (a shape error, an OOM) wins.
+        P_WEAK,
+        text=(
+            # TensorFlow: its GPU libraries did not load.
+            r"Skipping registering GPU devices",
+            r"but no GPU found in runtime",
+            r"I will set the available devices to be zero",
+            r"libcuda\.so(?:\.1)? not found",
+        ),
+        cuda=True,
+        cuda_error_type="no_device",
     ),
     Rule(
         "cuda-runtime-not-found",
