@@ -538,17 +538,19 @@ def _local_dir(name: str) -> Path | None:
     return p.resolve() if p.is_dir() else None
 
 
-def _hub_cached(repo_id: str, filenames: Sequence[str]) -> bool:
+def _hub_file(repo_id: str, filename: str) -> str | None:
+    """The path of ``filename`` in the local Hugging Face cache, or None."""
     from huggingface_hub import try_to_load_from_cache
 
-    for fname in filenames:
-        try:
-            hit = try_to_load_from_cache(repo_id, fname)
-        except Exception:  # an id that is not a valid repo name is simply not cached
-            return False
-        if isinstance(hit, str):
-            return True
-    return False
+    try:
+        hit = try_to_load_from_cache(repo_id, filename)
+    except Exception:  # an id that is not a valid repo name is simply not cached
+        return None
+    return hit if isinstance(hit, str) else None
+
+
+def _hub_cached(repo_id: str, filenames: Sequence[str]) -> bool:
+    return any(_hub_file(repo_id, fname) is not None for fname in filenames)
 
 
 def check_model_available(name: str) -> str:
@@ -587,16 +589,10 @@ def _num_layers(name: str, opts: Options) -> int | None:
     """The encoder depth from the model's config.json, without transformers; None if unknown."""
     if name == "tiny-bert":
         return opts.tiny_layers
-    local = minilm_dir() if name == "minilm" else _local_dir(name)
-    if local is not None:
-        path: str | Path = local / "config.json"
-    else:
-        from huggingface_hub import try_to_load_from_cache
-
-        hit = try_to_load_from_cache(name, "config.json")
-        if not isinstance(hit, str):
-            return None
-        path = hit
+    source = _model_source(name)
+    path = source / "config.json" if isinstance(source, Path) else _hub_file(source, "config.json")
+    if path is None:
+        return None
     try:
         cfg = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError):
