@@ -1,7 +1,7 @@
-"""The cues added for the misses of held-out v5, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v8, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
-``h5-...``, each with its source). Here each cue is tried on wordings of the same failure that
+``h5-...`` to ``h8-...``, each with its source). Here each cue is tried on wordings of the same failure that
 the corpus does not hold, and on texts that look like it but are something else: a cue that
 generalises must take the first and leave the second. ``None`` as the rule means no rule
 matches (the classifier's "not recognised" fallback).
@@ -14,11 +14,6 @@ import pytest
 from hpo.failures import classify
 
 Case = tuple[str, str, str | None]
-
-
-def check(text: str, expected_class: str, expected_rule: str | None) -> None:
-    d = classify(None, text)
-    assert (d.failure_class.value, d.rule) == (expected_class, expected_rule), text
 
 
 # A bare "OOM" near GPU work, and "out-of-memory" hyphenated (h5-oom-xflux-oom-lora-title,
@@ -163,40 +158,6 @@ POOL: list[Case] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), OOM)
-def test_bare_oom_near_gpu_work(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), NAN)
-def test_nan_loss_wordings(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), CUDA_GDB)
-def test_cuda_gdb_exceptions(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
-    if expected_class == "cuda_context_corrupted":
-        assert classify(None, text).sticky
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), NO_RUNTIME)
-def test_no_cuda_runtime(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), STORE)
-def test_shared_seed_store_timeout(
-    text: str, expected_class: str, expected_rule: str | None
-) -> None:
-    check(text, expected_class, expected_rule)
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), POOL)
-def test_pool_type_named_alone(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
-
-
 # ----------------------------------------------------------------------------- v6's misses
 # The cues added when held-out v6 joined the training corpus (rows h6-...): TensorFlow's BFC
 # allocator OOM, Dask's KilledWorker and nanny, c10d's "Wait timeout", ARCH_MISMATCH, a loss
@@ -276,11 +237,6 @@ V6: list[Case] = [
         "host-memory-monitor",
     ),
 ]
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), V6)
-def test_v6_cues(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
 
 
 def test_dask_killed_worker_by_type_alone() -> None:
@@ -600,11 +556,6 @@ V7: list[Case] = [
         "cuda-device-side-assert",
     ),
 ]
-
-
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), V7)
-def test_v7_cues(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
 
 
 def test_a_launcher_line_yields_to_the_childs_plain_error() -> None:
@@ -1025,11 +976,6 @@ V8: list[Case] = [
 ]
 
 
-@pytest.mark.parametrize(("text", "expected_class", "expected_rule"), V8)
-def test_v8_cues(text: str, expected_class: str, expected_rule: str | None) -> None:
-    check(text, expected_class, expected_rule)
-
-
 def test_a_start_up_device_warning_yields_to_the_failure_named_after_it() -> None:
     """TensorFlow, Paddle and bitsandbytes warn that they found no GPU and go on on the CPU."""
     warning = "Cannot dlopen some GPU libraries.\nSkipping registering GPU devices...\n"
@@ -1042,3 +988,33 @@ def test_a_start_up_device_warning_yields_to_the_failure_named_after_it() -> Non
         "device-fallback-warning",
     )
     assert (shapes.failure_class.value, shapes.rule) == ("data_error", "data-shape-mismatch")
+
+
+# Every table above, one case each: the class and the rule that decides (a sticky class stays
+# sticky).
+TABLES: dict[str, list[Case]] = {
+    "oom": OOM,
+    "nan": NAN,
+    "cuda-gdb": CUDA_GDB,
+    "no-runtime": NO_RUNTIME,
+    "store": STORE,
+    "pool": POOL,
+    "v6": V6,
+    "v7": V7,
+    "v8": V8,
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected_class", "expected_rule"),
+    [
+        pytest.param(*case, id=f"{name}-{index}")
+        for name, cases in TABLES.items()
+        for index, case in enumerate(cases)
+    ],
+)
+def test_cue(text: str, expected_class: str, expected_rule: str | None) -> None:
+    d = classify(None, text)
+    assert (d.failure_class.value, d.rule) == (expected_class, expected_rule), text
+    if expected_class == "cuda_context_corrupted":
+        assert d.sticky, text
