@@ -55,7 +55,6 @@ from hpo.failures.rules import (
     P_CODE_NCCL_STICKY,
     P_CODE_NCCL_TIMEOUT,
     P_CODE_UNCERTAIN,
-    P_WRAPPER,
     UNCERTAIN_TOKENS,
     Evidence,
     Match,
@@ -764,17 +763,18 @@ def _classify(
         return best_code.diagnosis
     if best_code is not None:
         return best_code.diagnosis
-    if match is not None and not _wrapper_of_plain_error(match, types):
+    if match is not None and not _yields_to_plain_error(match, types):
         number = best_code.diagnosis.error_code if best_code is not None else code
         return _diagnosis_from_match(match, number)
     return _fallback(types, message_text, text, signal_name, exit_code)
 
 
-def _wrapper_of_plain_error(match: Match, types: list[str]) -> bool:
-    """A launcher saying only that a child failed, next to the child's own plain Python error
-    (``AssertionError: Check batch related parameters`` then ``failed (exitcode: 1)``): the
-    error is the evidence, the launcher line its consequence."""
-    return match.rule.priority <= P_WRAPPER and any(
+def _yields_to_plain_error(match: Match, types: list[str]) -> bool:
+    """A rule that names no failure, next to a plain Python error in the same text: a launcher
+    saying only that a child failed (``AssertionError: Check batch related parameters`` then
+    ``failed (exitcode: 1)``), or a start-up warning that no GPU was found (``Unable to
+    initialize backend 'cuda'`` then ``TypeError: ...``). The error is the evidence."""
+    return match.rule.yields_to_plain_error and any(
         name.rsplit(".", 1)[-1] in _PLAIN_PYTHON_ERRORS for name in types
     )
 

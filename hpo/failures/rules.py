@@ -34,9 +34,13 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   40  any other CUDA error (assumed sticky; not recognised)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
   20  the signal the worker died of
-  15  launcher wrappers that only say a child failed (they yield to the child's own plain
-      Python error in the same text: see ``classify``)
+  15  launcher wrappers that only say a child failed
 ====  ==========================================================================
+
+Two kinds of rule yield to a plain Python error (``TypeError: ...``) named in the same text,
+whatever their priority (``yields_to_plain_error``): launcher lines that only say a child
+failed, and start-up warnings that a framework found no usable GPU and went on without one.
+Neither names the failure; the plain error does, and it is the trial's own bug.
 
 CUDA error *codes* (``cudaErrorX``, ``CUDA_ERROR_X``, numbers, ``cudaGetErrorString`` texts)
 are read before these rules, from the table in :mod:`hpo.failures.codes`; a code competes
@@ -109,6 +113,9 @@ class Rule:
     code_type: bool = False
     hint: str | None = None
     confident: bool = True
+    # A consequence or a start-up warning, not a cause: it yields to a plain Python error
+    # (``ValueError: ...``) named in the same text (see ``classify``).
+    yields_to_plain_error: bool = False
 
 
 # Hints shared by several rules. Class-level defaults live in classes.CLASS_INFO.
@@ -389,7 +396,7 @@ RULES: tuple[Rule, ...] = (
             r"CUDA_ERROR_ILLEGAL_ADDRESS",
             r"hipErrorIllegalAddress",
             # ROCm's HSA runtime: a GPU page fault ("Memory access fault by GPU node-2").
-            r"Memory access fault by GPU node-\d+",
+            r"Memory access fault by GPU\b",
         ),
         sticky=True,
         cuda=True,
@@ -418,7 +425,8 @@ RULES: tuple[Rule, ...] = (
         "CUDA misaligned address (sticky: context unusable)",
         P_STICKY,
         text=(
-            r"misaligned address",
+            # Not UBSan's host-side report ("runtime error: load of misaligned address").
+            r"(?<!binding to )(?<!load of )(?<!store to )(?<!access within )misaligned address",
             r"cudaErrorMisalignedAddress",
             r"CUDA_ERROR_MISALIGNED_ADDRESS",
         ),
@@ -617,6 +625,9 @@ RULES: tuple[Rule, ...] = (
             r"(?:CUDNN|CUBLAS)_STATUS_ARCH_MISMATCH",
             r"cudnnStatusArchMismatch",
             r"Initializing CuDNN backend[^\n]*\n[^\n]*\bArch mismatch",
+            # A PTX newer than the driver can compile (cudaErrorUnsupportedPtxVersion), also
+            # when the message is wrapped across lines.
+            r"the provided PTX was compiled with an\s+unsupported toolchain",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -668,9 +679,14 @@ RULES: tuple[Rule, ...] = (
             _GPU_OOM_LINE + r"\b" + _GPU_WORK + r"\w*[^\n.]{0,40}?" + _OOM_WORD,
             _CUDA + r" error:\s*out of memory",
             r"cuda runtime error \(2\) : out of memory",
+            # HIP/CUDA check macros ("error: out of memory (2) at .../init_device.cpp:54").
+            r"\berror: out of memory \(2\) at \S+:\d+",
             r"cudaErrorMemoryAllocation",
             r"CUDA_ERROR_OUT_OF_MEMORY",
             r"hipErrorOutOfMemory",
+            r"\bHIP_ERROR_OutOfMemory\b",
+            # Vulkan (ggml, ncnn): vk::Result::eErrorOutOfDeviceMemory.
+            r"(?:\bVK_|\be|\b)ERROR_?OUT_?OF_?DEVICE_?MEMORY\b",
             # XLA (JAX, TensorFlow, EXLA) device allocator
             r"Out\s+of memory while trying to allocate \d+ bytes",
             # XLA ("RESOURCE_EXHAUSTED: Out of memory allocating 20029400304 bytes.") and CuPy
@@ -695,8 +711,16 @@ RULES: tuple[Rule, ...] = (
             r"Cuda Runtime \(out of memory\)",
             r"Cuda Error in \w+: 2 \(out of memory\)",
             r"Failed to allocate request for [\d.]+ ?[KMGT]i?B",
-            r"Ran out of memory in memory space hbm",
-            r"Exceeded hbm capacity",
+            # XLA on TPU: HBM and the on-chip memories (vmem, smem) are all device memory.
+            r"Ran out of memory in memory space (?:hbm|vmem|smem|cmem)\b",
+            r"Exceeded (?:hbm|vmem|smem|cmem) capacity",
+            r"RESOURCE_EXHAUSTED: (?:E\d+: )?\w*(?:VmemOom|SmemOom|HbmOom|AllocationFailure)\b",
+            r"Attempting to allocate [\d.]+ ?[KMGT]i?B?\. That was not possible\. There are "
+            r"[\d.]+ ?[KMGT]i?B? free",
+            r"RESOURCE_EXHAUSTED: Allocation \(size=\d+\) would exceed memory\s+\(size=\d+\)",
+            # XLA's OOM report lists the largest allocations, each with these two lines.
+            r"\bXLA label: [^\n]*\n[^\n]{0,120}\bAllocation type: (?:HLO temp|scoped|parameter"
+            r"|output|constant|maybe-live-out|thread-local)\b",
             r"Error allocating device buffer: Attempting to allocate",
             r"Attempting to reserve [\d.]+[KMGT] at the bottom of memory",
             r"RESOURCE_EXHAUSTED: Failed to allocate request for",
@@ -799,6 +823,7 @@ RULES: tuple[Rule, ...] = (
             r"container init was OOM-killed",
             r"The node was low on resource: memory",
             r"Task ran out of memory",
+            r"\bray-oom-prevention\b",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -837,11 +862,23 @@ RULES: tuple[Rule, ...] = (
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
             r"NCCL operation nccl\w+\([^\n]{0,300}\) failed:",
             r"Unable to load NCCL library",
+            # BytePS's NCCL manager checking a CUDA call; AWS Neuron's collectives (its NCCL).
+            r"\bnccl_\w+\.cc:\d+\] Check failed\b",
+            r"\bnrt_load_collectives failed\b",
             r"NCCL WARN Bootstrap Root : rank \d+ of \d+ ranks has already checked in",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
             r"NET/IBP?\s*:\s*Got completion",
             r"NCCL WARN Net\s*:",
+            r"NCCL WARN Bootstrap\s*:",
+            r"NCCL WARN socket\w+\b",
+            # TensorFlow's NCCL ops: "Error invoking NCCL: unhandled cuda error", and an error
+            # raised inside an NcclAllReduce node.
+            r"Error invoking NCCL\b",
+            r"\[\[\{?\{?node [\w/]*Nccl\w*",
+            r"StartAbort \w+: unhandled (?:system|cuda) error",
+            # NVLink SHARP multicast memory, which NCCL sets up for NVLS collectives.
+            r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory",
             # NCCL naming a network failure ("NCCL INFO Call to connect returned Connection
             # refused, retrying", "NCCL Network is unreachable"); nccl-tests' "Test NCCL failure".
             # One cue per failure, "NC{2}L" so that the failure, not "nccl", is the anchor.
@@ -888,6 +925,7 @@ RULES: tuple[Rule, ...] = (
             r"connect\(\) timed out\. Original timeout was \d+ ?ms",
             # JAX's coordination service ("DEADLINE_EXCEEDED: Barrier timed out. Barrier_id:").
             r"\bBarrier timed out\b",
+            r"\bTask \S+ heartbeat timeout\b",
             r"\bWait timeout after \d+ ?(?:ms|seconds) for key",
             r"Timed out waiting for tasks to start",
             r"waitForInput: socket [^\n]{0,300} timed out after \d+ ?ms",
@@ -920,6 +958,9 @@ RULES: tuple[Rule, ...] = (
             r"Unable to find a valid cuDNN algorithm",
             r"no valid convolution algorithms available in CuDNN",
             r"Failed to determine best cudnn convolution algorithm",
+            # cudnn-frontend's Python graph API.
+            r"\bcudnnGraphNotSupportedError\b",
+            r"No valid engine configs? for",
         ),
         cuda=True,
         cuda_error_type="cudnn_find_no_engine",
@@ -932,6 +973,8 @@ RULES: tuple[Rule, ...] = (
         P_SPECIFIC,
         text=(
             r"CUDNN_STATUS_NOT_INITIALIZED",
+            # XLA (JAX, TensorFlow) could not initialise cuDNN.
+            r"DNN library initialization failed",
             # TensorFlow: the handle could not be created (the status may be line-wrapped).
             r"Could not create cudnn handle",
             r"Failed to get convolution algorithm",
@@ -951,6 +994,10 @@ RULES: tuple[Rule, ...] = (
             r"Unable to load any of \{?libcudnn",
             r"libcudnn\w*\.so[.\d]*: cannot open shared object file",
             r"DNN library is not found",
+            # Windows: the cuDNN DLL is not on PATH.
+            r"\bcudnn(?:64|_\w+64)_\d+\.dll\b[^\n]{0,40}(?:not found|Is it on your PATH|could not"
+            r" be (?:found|loaded))",
+            r"(?:Could not (?:find|load)|Unable to load)[^\n]{0,20}\bcudnn(?:64|_\w+64)_\d+\.dll",
         ),
         cuda=True,
         cuda_error_type="cudnn_library_missing",
@@ -970,6 +1017,8 @@ RULES: tuple[Rule, ...] = (
             r"cuDNN Frontend error",
             # The cuDNN loaded at run time is not the one torch/caffe2 was built with.
             r"cuDNN version incompatibility",
+            # Caffe's CUDNN_CHECK ("Check failed: status == CUDNN_STATUS_SUCCESS").
+            r"Check failed[^\n]{0,60}CUDNN_STATUS_SUCCESS",
             r"Loaded runtime CuDNN library: [\d.]+",
             r"\bcuDNN launch failure",
             r"cuDNN compiled \(\d+\) and runtime \(\d+\) versions mismatch",
@@ -1011,7 +1060,7 @@ RULES: tuple[Rule, ...] = (
         "cuBLAS error ({code})",
         P_SPECIFIC,
         text=(
-            r"(?P<code>CUBLAS_STATUS_(?!SUCCESS)[A-Z_]+)",
+            r"(?P<code>(?:CU|HIP)BLAS(?:LT)?_STATUS_(?!SUCCESS)[A-Z_]+)",
             r"cuBLAS API failed",
             # ggml: "CUDA error: <cuBLAS status string>" then the function that called cuBLAS.
             r"CUDA error: [^\n]{1,120}\n\s*(?:current device: \d+, )?in (?:function )?\w*cublas",
@@ -1041,6 +1090,13 @@ RULES: tuple[Rule, ...] = (
             r"cusolver error",
             r"cusolver\w*\(&?handle\) failed",
             r"\bcuSolver internal error",
+            r"\bcuSolver execution failed",
+            r"\boperation cu(?:solver|sparse|fft|rand)\w+\([^\n]{0,300}\) failed",
+            # A CUDA error raised by a math-library call ("CUDA error: insufficient resources
+            # when calling `cusparseSpGEMM_workEstimation(...)`").
+            r"\bCUDA error: [^\n]{1,120} when calling `?cu(?:sparse|solver|fft|rand)\w+\(",
+            r"\bcu(?:SPARSE|SOLVER|FFT|RAND) ERROR \(code = \d+",
+            r"\bInternal cu(?:SPARSE|SOLVER|FFT|RAND) failure with error code \d+",
             r"\bCURAND failure in curand\w+",
             r"\bCURAND Gen \w+ \w+ failed",
             r"\bcu(?:SPARSE|SOLVER|FFT|RAND)(?:Lt)? API failed",
@@ -1126,6 +1182,9 @@ RULES: tuple[Rule, ...] = (
             r"\bnll\s*[:=]\s*-?nan\b",
             r"^\s*\d+:\s+learn:?\s+-?nan",
             r"Input contains NaN",
+            # JAX's checkify/debug_nans; darknet's "-nan, -nan avg loss".
+            r"\bnan generated by primitive \w+",
+            r"(?:^|\s)-?nan, -?nan avg loss\b",
             r"The factorization could not be completed because the input is not positive-definite",
             r"failed to converge because the input matrix is ill-conditioned",
             r"Loss became infinite or NaN",
@@ -1160,6 +1219,8 @@ RULES: tuple[Rule, ...] = (
             r"Class values must be smaller than num_classes",
             r"\blbl < class_num\b",
             r"Please check label value",
+            r"\blabel exceed num_class\b",
+            r"Unknown class label: ",
             r"The label is out of the range",
             r"labels must be either 0 or 1",
             # dlib's loss_multiclass_log: a label >= the number of outputs.
@@ -1188,6 +1249,15 @@ RULES: tuple[Rule, ...] = (
             r"Invalid classes inferred from unique values of `y`",
             r"The number of classes has to be greater than one",
             r"Input X contains (?:NaN|infinity)",
+            r"Missing values like \"nan\" are not supported for target",
+            r"Classification metrics can't handle a mix of [\w-]+ and [\w-]+ targets",
+            r"You are passing a target array of shape \(\d+, ?\d*\) while using as loss",
+            # Arrow (datasets, pandas): a column's values do not fit its type or length.
+            r"ArrowInvalid: Could not convert [^\n]{1,200} with type \w+: tried to convert to",
+            r"ArrowInvalid: Column \d+ named \S+ expected length \d+ but got length \d+",
+            r"\bSchemas are inconsistent, try using to_parquet",
+            # tiktoken: the text contains a special token as plain text.
+            r"Encountered text corresponding to disallowed special token",
         ),
         hint=(
             "Classification losses take integer class indices of shape (batch,): convert "
@@ -1205,6 +1275,9 @@ RULES: tuple[Rule, ...] = (
             r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
             r"index out of range: Tried to access index -?\d+ out of table with \d+",
             r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)",
+            # numpy/CuPy indexing.
+            r"index -?\d+ is out of bounds for axis \d+ with size \d+",
+            r"boolean index did not match indexed array along dimension \d+",
         ),
         hint=(
             "Token ids or indices exceed the table: check the tokenizer against the model's "
@@ -1239,6 +1312,22 @@ RULES: tuple[Rule, ...] = (
             r"cat_features must be integer or string",
             r"The expanded size of the tensor \(\d+\) must match the existing size \(\d+\)",
             r"Unable to create tensor, you should probably activate truncation and/or padding",
+            r"Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)",
+            # Keras's input spec, TensorFlow kernels, Theano, Paddle, JAX shape polymorphism.
+            r"Input \d+ of layer \"?[\w./-]+\"? is incompatible with the layer",
+            r"Matrix size-incompatible: In\[0\]",
+            r"Incompatible shapes: \[[\d,]+\] vs\. \[",
+            r"Input to reshape is a tensor with \d+ values, but the requested shape",
+            r"ConcatOp : Dimensions of inputs should match",
+            r"Assign requires shapes of both tensors to match",
+            r"Can't convert non-rectangular Python sequence to Tensor",
+            r"Input dimension mis-match\. \(input\[\d+\]\.shape",
+            r"\bBroadcast dimension mismatch\. Operands could not be broadcast together",
+            r"Input shapes do not match the polymorphic shapes specification",
+            r"is not consistent with the length of this :obj:`InstanceData`",
+            # Inputs longer than the model or the pipeline takes (spaCy's E088, vLLM).
+            r"\[E088\] Text of length \d+ exceeds maximum of \d+",
+            r"exceeds the pre-allocated encoder cache size \d+",
         ),
     ),
     # --- known user errors (even when they mention CUDA) ------------------------------------
@@ -1414,7 +1503,11 @@ RULES: tuple[Rule, ...] = (
         FC.WORKER_LOST,
         "DataLoader worker exited unexpectedly (no cause reported)",
         P_WEAK,
-        text=(r"DataLoader worker \(pid\(?s?\)?[^)\n]*\) exited unexpectedly",),
+        text=(
+            r"DataLoader worker \(pid\(?s?\)?[^)\n]*\) exited unexpectedly",
+            # Paddle's DataLoader: the reader's queue was closed after a worker failed.
+            r"Blocking queue is killed because the data reader raises an exception",
+        ),
         hint="A DataLoader worker died without a signal report: host RAM or /dev/shm "
         "exhaustion are the usual causes (fewer workers, a larger shm); num_workers=0 shows "
         "the worker's own error.",
@@ -1454,9 +1547,14 @@ RULES: tuple[Rule, ...] = (
             r"but no GPU found in runtime",
             r"I will set the available devices to be zero",
             r"libcuda\.so(?:\.1)? not found",
+            # JAX: no CUDA backend; torch: a GPU this build has no kernels for.
+            r"Unable to initialize backend 'cuda'",
+            r"Found GPU\s?\d+ [^\n]{1,80} which is of cuda capability [\d.]+\.\s+Minimum and "
+            r"Maximum cuda capability supported",
         ),
         cuda=True,
         cuda_error_type="no_device",
+        yields_to_plain_error=True,
     ),
     Rule(
         "cuda-runtime-not-found",
@@ -1469,6 +1567,7 @@ RULES: tuple[Rule, ...] = (
         text=(r"No CUDA runtime is found",),
         cuda=True,
         cuda_error_type="no_device",
+        yields_to_plain_error=True,
     ),
     Rule(
         "distributed-network-error",
@@ -1510,6 +1609,8 @@ RULES: tuple[Rule, ...] = (
             r"distributed\.nanny - WARNING - Restarting worker",
             r"Python worker exited unexpectedly \(crashed\)",
             r"Worker proc \S+ died unexpectedly",
+            r"A worker died or was killed while executing (?:a )?task\b",
+            r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
         ),
         types=(
@@ -1611,6 +1712,9 @@ RULES: tuple[Rule, ...] = (
             r"malloc\(\): [a-z ]*corrupt",
             r"corrupted size vs\. prev_size",
             r"AddressSanitizer: (?P<code>SEGV) on unknown address",
+            # A C/C++ assert() failing; abort() follows. (A CUDA kernel's assert, in a .cu file,
+            # is the sticky device-side assert.)
+            r"\bAssertion `[^\n`']{1,300}' failed\.",
         ),
         hint=_SEGV_HINT,
     ),
@@ -1639,6 +1743,10 @@ RULES: tuple[Rule, ...] = (
             r"terminated by signal (?:1|2|15)\b",
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
+            r"CANCELLED AT \S+ DUE TO JOB REQUEUE",
+            r"\bthis job is preempted\b",
+            r"^\W*job preempted\b",
+            r"Simulating preemption by raising a SIGTERM",
             r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
             r"Main process received SIG(?:INT|TERM|HUP), exiting",
             r"\b(?:received|caught|got) (?:signal )?SIG(?:TERM|INT|HUP)\b",
@@ -1698,6 +1806,8 @@ RULES: tuple[Rule, ...] = (
             r"Primary job\s+terminated normally, but \d+ process(?:es)? returned",
             r"sigkill_handler\] Killing subprocess",
             r"CHILD PROCESS FAILED WITH NO ERROR_FILE",
+            r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*",
+            r"Process exited with code: [1-9]\d*",
             r"^Process \d+ exit with status code [1-9]\d*",
             # Quoted in prose the type's case is not kept (``childFailedError``).
             r"\bChildFailedError\b",
@@ -1706,6 +1816,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:torch\.distributed\.elastic\.multiprocessing\.errors\.)?ChildFailedError",
             r"(?:torch\.multiprocessing\.spawn\.)?ProcessExitedException",
         ),
+        yields_to_plain_error=True,
     ),
 )
 
