@@ -439,16 +439,32 @@ def test_literal_anchor() -> None:
     assert literal_anchor(r"\bis\b") is None
 
 
+def test_the_word_of_an_anchor_is_delimited_inside_it() -> None:
+    """The prefilter's word is one the text's split() must hold wherever the anchor occurs."""
+    word_of = rules_module._word_of
+    assert word_of("ran out of memory in memory space ") == "memory"
+    assert word_of("cuda error: ") == "error:"  # whitespace on both sides within the anchor
+    assert word_of("misaligned address") is None  # either word may run on in the text
+    assert word_of("xid") is None
+    assert word_of(None) is None
+    for anchor in ("cuda error: ", "ran out of memory in memory space "):
+        word = word_of(anchor)
+        for text in (f"x{anchor}y", f"RuntimeError:{anchor}\n", f"\t{anchor}"):
+            assert word in text.split(), (anchor, text)
+
+
 def test_anchor_prefilter_never_changes_a_result() -> None:
     rows = OWN_ROWS + DEV_ROWS
     without = tuple(dataclasses.replace(c, anchors=()) for c in rules_module._COMPILED)
     for row in rows:
         text = row["text"]
         folded = text.casefold()
+        words = set(folded.split())
         for compiled in rules_module._COMPILED:
-            for anchor, pattern in compiled.parts:
+            for anchor, word, pattern in compiled.parts:
                 if anchor is not None and pattern.search(text):
                     assert anchor in folded, (compiled.rule.id, row["id"])
+                    assert word is None or word in words, (compiled.rule.id, row["id"], word)
     expected = [diagnose(row) for row in rows]
     original = rules_module._COMPILED
     try:
