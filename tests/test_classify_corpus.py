@@ -33,6 +33,10 @@ issue threads; class 276/360 = 76.7%, stickiness 354/360 = 98.3% at 63a52ed) wen
 way: three labels were brought into line with the house conventions, one row that shows two
 causes (a ModuleNotFoundError, then the Slurm job cancelled) was dropped as ambiguous, and its
 misses were fixed with the cues in tests/test_classify_cues.py (table ``v9``).
+
+The split in the repository is v10: 653 rows collected blind by nine helpers in two waves, a
+stratified fifth (20.2% of the corpus, every class 17-22% of its rows), measured once with the
+rules frozen at 3b57263: class 504/653 = 77.2%, stickiness 651/653 = 99.7%.
 """
 
 from __future__ import annotations
@@ -63,7 +67,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 504 / 653
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -215,7 +219,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v9 class accuracy 276/360 = 76.7% < 97%")
+@pytest.mark.xfail(strict=True, reason="held-out v10 class accuracy 504/653 = 77.2% < 97%")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
