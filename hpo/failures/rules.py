@@ -318,6 +318,8 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"fallen off the bus",
             r"GPU is lost",
+            r"\bNV_ERR_GPU_IS_LOST\b",
+            r"\bGPU lost from the bus\b",
             r"Unable to determine the device handle for GPU",
             r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver",
             r"\bXid\b[^\n]{0,40}\b79\b",
@@ -395,6 +397,7 @@ RULES: tuple[Rule, ...] = (
             r"CUDA Exception: (?:Lane|Warp|Device|Cluster) (?:Illegal|Out-of-range) Address",
             r"cudaErrorIllegalAddress",
             r"CUDA_ERROR_ILLEGAL_ADDRESS",
+            r"(?-i:\bErrorIllegalAddress\b)",
             r"hipErrorIllegalAddress",
             # ROCm's HSA runtime: a GPU page fault ("Memory access fault by GPU node-2").
             r"Memory access fault by GPU\b",
@@ -510,6 +513,11 @@ RULES: tuple[Rule, ...] = (
             r"Found no NVIDIA driver\b",
             r"hipErrorNoDevice",
             r"no GPU resources available",
+            # Docker without the NVIDIA runtime; Lightning, vLLM and NVML finding no GPU.
+            r"could not select device driver \"[^\"\n]*\" with capabilities: \[\[gpu\]\]",
+            r"No supported gpu backend found",
+            r"Failed to infer device type",
+            r"could not load NVML library",
         ),
         cuda=True,
         cuda_error_type="no_device",
@@ -549,6 +557,9 @@ RULES: tuple[Rule, ...] = (
             r"CUDA driver initialization failed",
             r"NVML_SUCCESS == DriverAPI::get\(\)->nvml\w+",
             r"device >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+            # TensorRT's CUDA initialisation (35: driver too old, 100: no device).
+            r"\bCuda initialization failure with error:? \d+",
+            r"\bUnable to start CUDA Context\b",
             r"Failed to initialize NVML",
             r"NVML_ERROR_(?:LIB_RM_VERSION_MISMATCH|DRIVER_NOT_LOADED|LIBRARY_NOT_FOUND|GPU_IS_LOST)",
             r"NVMLError_(?:LibRmVersionMismatch|DriverNotLoaded|LibraryNotFound|GpuIsLost)",
@@ -576,6 +587,8 @@ RULES: tuple[Rule, ...] = (
             r"(?:CUDA backend|Backend 'cuda') failed to initialize",
             r"No visible GPU devices",
             r"no supported devices found for platform CUDA",
+            # Paddle querying the devices at start-up (gpu_info.cc) gets CUDA's unknown error.
+            r"CUDA error\(999\), unknown error\.\s*\n\s*[^\n]*\bgpu_info\.cc:\d+",
         ),
         cuda=True,
         cuda_error_type="init_failed",
@@ -710,7 +723,30 @@ RULES: tuple[Rule, ...] = (
             r"Failed to cudaMalloc \d+ bytes",
             r"bytes of device memory \(out of memory\)",
             r"Cuda Runtime \(out of memory\)",
-            r"Cuda Error in \w+: 2 \(out of memory\)",
+            r"Cuda Error in [\w:]+: 2 \(out of memory\)",
+            # TensorRT's builder and runtime.
+            r"Requested amount of (?:GPU )?memory \(\d+ bytes\) could not be allocated",
+            r"\bOutOfMemory Error in allocate\b",
+            r"\bError Code 2: OutOfMemory\b",
+            # Apple's Metal (MLX, llama.cpp, Swift): the GPU's share of unified memory.
+            r"\bkIOGPUCommandBufferCallbackErrorOutOfMemory\b",
+            r"Insufficient Memory \(IOAF code 8\)",
+            # CatBoost's GPU memory pool; ManagedCuda's CUDA_ERROR_OUT_OF_MEMORY; spconv; RMM.
+            r"\bNCudaLib::TOutOfMemoryError\b",
+            r"(?-i:\bErrorOutOfMemory\b)",
+            r"\bcuda failed with error 2 out of memory",
+            r"\bbad_alloc: out_of_memory: CUDA error\b",
+            r"\brmm::out_of_memory\b",
+            # HIP's old numbering (1002: hipErrorMemoryAllocation) in TensorFlow on ROCm.
+            r"\bhipError_t\(1002\)",
+            # OpenCL (LightGBM's GPU learner): CL_MEM_OBJECT_ALLOCATION_FAILURE.
+            r"\bMemory Object Allocation Failure\b",
+            r"\bCL_MEM_OBJECT_ALLOCATION_FAILURE\b",
+            # accelerate's find_executable_batch_size halves the batch on each OOM until zero.
+            r"No executable batch size found, reached zero",
+            # ONNX Runtime's arena; CatBoost's GPU tree-ctr memory estimate.
+            r"\bBFCArena::AllocateRawInternal\b[^\n]*Failed to allocate memory",
+            r"not enough memory for tree-ctrs",
             r"Failed to allocate request for [\d.]+ ?[KMGT]i?B",
             # XLA on TPU: HBM and the on-chip memories (vmem, smem) are all device memory.
             r"Ran out of memory in memory space (?:hbm|vmem|smem|cmem)\b",
@@ -794,6 +830,15 @@ RULES: tuple[Rule, ...] = (
             r"\[Errno 12\]",
             r"Torch: not enough memory: you tried to (?:re)?allocate",
             r"\bOOM when allocating tensor[^\n]{0,300}(?:device:CPU:\d|by allocator cpu)",
+            # The JVM (Spark, PySpark), R, LLVM, pandas' C parser, macOS malloc, OpenCL's host.
+            r"java\.lang\.OutOfMemoryError: (?:Java heap space|GC overhead limit exceeded)",
+            r"\bcannot allocate vector of size [\d.]+ ?[KMGT]b\b",
+            r"\bLLVM ERROR: out of memory\b",
+            r"\bC error: out of memory\b",
+            r"\bcan't allocate region\b",
+            r"\bmach_vm_map\(size=\d+\) failed",
+            r"\bOut of Host Memory\b",
+            r"\bCL_OUT_OF_HOST_MEMORY\b",
         ),
         types=(
             r"(?:[\w.]*\.)?MemoryError",
@@ -812,6 +857,9 @@ RULES: tuple[Rule, ...] = (
             r"killed due to memory pressure \(OOM\)",
             r"RayOutOfMemoryError",
             r"Out of memory: Killed process",
+            # Colab's RAM monitor; LSF's memory limit (the kill comes with exit code 143).
+            r"Your session crashed after using all available RAM",
+            r"\bTERM_MEMLIMIT: job killed after reaching LSF memory usage limit",
             r"invoked oom-killer",
             r"\boom-kill:",
             r"\boom[-_]kill events?\b",
@@ -866,6 +914,8 @@ RULES: tuple[Rule, ...] = (
             # BytePS's NCCL manager checking a CUDA call; AWS Neuron's collectives (its NCCL).
             r"\bnccl_\w+\.cc:\d+\] Check failed\b",
             r"\bnrt_load_collectives failed\b",
+            # Caffe's NCCL_CHECK ("Check failed: result == ncclSuccess (1 vs. 0)").
+            r"Check failed: result == ncclSuccess\b",
             r"NCCL WARN Bootstrap Root : rank \d+ of \d+ ranks has already checked in",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
@@ -929,6 +979,8 @@ RULES: tuple[Rule, ...] = (
             r"\bTask \S+ heartbeat timeout\b",
             r"\bWait timeout after \d+ ?(?:ms|seconds) for key",
             r"Timed out waiting for tasks to start",
+            r"\bconnectFullMesh failed with [^\n]{0,200}Connect timeout\b",
+            r"CoordinationService/RegisterTask[^\n]*\n[^\n]*\bDeadline Exceeded\b",
             r"waitForInput: socket [^\n]{0,300} timed out after \d+ ?ms",
         ),
         types=(
@@ -995,6 +1047,10 @@ RULES: tuple[Rule, ...] = (
             r"Unable to load any of \{?libcudnn",
             r"libcudnn\w*\.so[.\d]*: cannot open shared object file",
             r"DNN library is not found",
+            r"Could not locate cudnn\w*\.dll",
+            r"third-party dynamic library \(cudnn[\w.]*\)[^\n]{0,80}not configured correctly",
+            # Windows' "[WinError 126] ... Error loading "...\cudnn_cnn_infer64_8.dll"".
+            r"Error loading\s+\"?[^\n\"]{0,300}\bcudnn\w*\.dll",
             # Windows: the cuDNN DLL is not on PATH.
             r"\bcudnn(?:64|_\w+64)_\d+\.dll\b[^\n]{0,40}(?:not found|Is it on your PATH|could not"
             r" be (?:found|loaded))",
@@ -1023,6 +1079,10 @@ RULES: tuple[Rule, ...] = (
             r"Loaded runtime CuDNN library: [\d.]+",
             r"\bcuDNN launch failure",
             r"cuDNN compiled \(\d+\) and runtime \(\d+\) versions mismatch",
+            r"cuDNN version mismatch: \w+ was compiled against \d+ but linked against \d+",
+            # MXNet's CUDNN_CALL checks; XLA's autotuner on a status it does not know.
+            r"Check failed: \(?cudnn[A-Z]\w*\(",
+            r"<unknown cudnn status: \d+>",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
         cuda=True,
@@ -1050,7 +1110,7 @@ RULES: tuple[Rule, ...] = (
         FC.CUBLAS,
         "cuBLAS could not create its handle",
         P_SPECIFIC,
-        text=(r"CUBLAS_STATUS_NOT_INITIALIZED", r"failed to create cublas handle"),
+        text=(r"CUBLAS_STATUS_NOT_INITIALIZED", r"\bfail(?:ed)? to create cublas handle"),
         cuda=True,
         cuda_error_type="cublas_not_initialized",
         hint=_HANDLE_HINT,
@@ -1063,6 +1123,12 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"(?P<code>(?:CU|HIP)BLAS(?:LT)?_STATUS_(?!SUCCESS)[A-Z_]+)",
             r"cuBLAS API failed",
+            # Transformer Engine, ggml, bitsandbytes, ONNX Runtime, XLA naming a cuBLAS failure.
+            r"\bCUBLAS Error: ",
+            r"\bcuBLAS error \d+ at ",
+            r"\bcublasLt ran into an error\b",
+            r"\bCUBLAS error executing cublas\w*\(",
+            r": INTERNAL: cublas\w*\(",
             # ggml: "CUDA error: <cuBLAS status string>" then the function that called cuBLAS.
             r"CUDA error: [^\n]{1,120}\n\s*(?:current device: \d+, )?in (?:function )?\w*cublas",
             r"CUBLAS failure \d+",
@@ -1092,6 +1158,7 @@ RULES: tuple[Rule, ...] = (
             r"cusolver\w*\(&?handle\) failed",
             r"\bcuSolver internal error",
             r"\bcuSolver execution failed",
+            r"\bcuSolver has not been initialized\b",
             r"\boperation cu(?:solver|sparse|fft|rand)\w+\([^\n]{0,300}\) failed",
             # A CUDA error raised by a math-library call ("CUDA error: insufficient resources
             # when calling `cusparseSpGEMM_workEstimation(...)`").
@@ -1177,7 +1244,8 @@ RULES: tuple[Rule, ...] = (
             # The loss named on a log line with a NaN value ("[Losses: x nan, y nan, ...]"), a
             # row of NaN in a metrics table, a boosting metric ("train-logloss:-nan", CatBoost's
             # "learn: nan"), a progress-bar NLL ("nll=nan.0").
-            r"\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b(?!-)",
+            # Not Megatron's "loss scale: 1024.0 | number of nan iterations: 0".
+            r"\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b(?!-)(?! iterations?\b)",
             r"(?:^|[\s|])\[?-?nan\]?[ \t]+\[?-?nan\]?(?:[ \t]|$)",
             r"\b\w*(?:loss|error|rmse|mae|nll|auc|ppl)\w*\s*[:=]\s*-nan\b",
             r"\bnll\s*[:=]\s*-?nan\b",
@@ -1194,11 +1262,30 @@ RULES: tuple[Rule, ...] = (
             r"Batch \d+: Invalid loss, terminating training",
             r"outputs? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
             r"logits (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
-            r"gradients? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
+            r"grad(?:ient)?s? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
             r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
             # torch.distributions: the Real() constraint of loc fails only for NaN.
             r"to satisfy the constraint Real\(\), but found invalid values",
-            r"The parameter loc has invalid values",
+            r"The parameter (?:loc|scale|probs|logits|concentration|rate) has invalid values",
+            # A tensor printed whole NaN ("[nan, nan, nan,  ..., nan, nan, nan]").
+            r"\[nan, nan, nan,\s+\.\.\., nan, nan, nan\]",
+            r"\bNansException\b",
+            r"A tensor with all NaNs was produced",
+            r"\bNaNs encountered when\b",
+            r"\bTensor had (?:-?Inf|NaN) values\b",
+            r"\bNaN is detected on (?:forward|backward)",
+            r"\bLoss (?:is|in) not finite\b",
+            r"\b(?:become|becomes|contains?) infinite or NaN\b",
+            r"\bdtype=float\d+\) = '?-?nan\b",
+            # Linear algebra on non-finite or no longer positive-definite matrices.
+            r"must not contain infs or NaNs",
+            r"\bLinAlgError: [^\n]*\bnot positive definite",
+            r"leading minor of the array is not positive definite",
+            r"\bNotPSDError\b",
+            r"not positive definite, even with jitter",
+            # A library's finiteness check on its input or labels (see the labelling conventions).
+            r"Input [Xy] contains (?:NaN|infinity)",
+            r"Label contains NaN, infinity or a value too large",
             # A NaN traced to an autograd node ("NaN in LogSoftmaxBackward0").
             r"\bNaNs? (?:in|from|at) (?:the )?\w*Backward\d*\b",
         ),
@@ -1218,6 +1305,9 @@ RULES: tuple[Rule, ...] = (
             r"Label -?\d+ is not less than the number of label mappings",
             r"contains previously unseen labels?\b",
             r"Class values must be smaller than num_classes",
+            r"label must be in \[0, ?1\] for logistic regression",
+            # LightGBM's ranking objective (its own spelling).
+            r"\bLabel excel \d+",
             r"\blbl < class_num\b",
             r"Please check label value",
             r"\blabel exceed num_class\b",
@@ -1245,12 +1335,18 @@ RULES: tuple[Rule, ...] = (
             # xgboost's label checks.
             r"label must consist of integer labels",
             r"labels are not correctly provided",
-            r"Label contains NaN, infinity or a value too large",
             r"NaN values are not supported for target",
             r"Invalid classes inferred from unique values of `y`",
             r"The number of classes has to be greater than one",
-            r"Input X contains (?:NaN|infinity)",
             r"Missing values like \"nan\" are not supported for target",
+            r"Unknown label type: '?(?:continuous|unknown|continuous-multioutput)",
+            r"Target value \"[^\"\n]*\" cannot be parsed as float",
+            r"Failed to convert a NumPy array to a Tensor \(Unsupported object type \w+\)",
+            r"\btoo many dimensions 'str'",
+            r"could not convert string to float: ",
+            r"ArrowInvalid: Column \d+: In chunk \d+: Invalid",
+            # spaCy: the gold annotations cannot be reached by the parser.
+            r"\[E024\] Could not find an optimal move to supervise the parser",
             r"Classification metrics can't handle a mix of [\w-]+ and [\w-]+ targets",
             r"You are passing a target array of shape \(\d+, ?\d*\) while using as loss",
             # Arrow (datasets, pandas): a column's values do not fit its type or length.
@@ -1315,7 +1411,21 @@ RULES: tuple[Rule, ...] = (
             r"Unable to create tensor, you should probably activate truncation and/or padding",
             r"Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)",
             # Keras's input spec, TensorFlow kernels, Theano, Paddle, JAX shape polymorphism.
-            r"Input \d+ of layer \"?[\w./-]+\"? is incompatible with the layer",
+            r"Input \d+ (?:of layer \"?[\w./-]+\"? )?is incompatible with (?:the )?layer",
+            r"Error when checking (?:model )?(?:input|target): expected \w+ to have",
+            r"Got invalid dimensions for input: ",
+            r"\bX has \d+ features(?: per sample)?[;,] (?:but \w+ is )?expecting \d+",
+            r"X has a different shape than during fitting",
+            r"\bfeature_names mismatch\b",
+            r"feature_names must have the same length as data",
+            r"\bWrong size of feature_names\b",
+            r"Size of feature_names error",
+            r"Invalid column index: index = \d+, columnsCount = \d+",
+            r"dot_general requires contracting dimensions to have the same shape",
+            r"only batches of spatial targets supported",
+            r"\bShape inconsistent, Provided = \[",
+            r"Input\(Logits\) and Input\(Label\) should in same shape",
+            r"The input tensor's dimension should be equal to the axis's size",
             r"Matrix size-incompatible: In\[0\]",
             r"Incompatible shapes: \[[\d,]+\] vs\. \[",
             r"Input to reshape is a tensor with \d+ values, but the requested shape",
@@ -1471,8 +1581,17 @@ RULES: tuple[Rule, ...] = (
         "timed out waiting (DataLoader, peer or job time limit)",
         P_KILLED_WORKER,
         text=(
-            r"Timed out waiting \d+ms for (?:recv|send) operation",
+            r"Timed out waiting \d+ms for (?:recv|send)(?:/(?:recv|send))? operation",
             r"DUE TO TIME LIMIT",
+            # Other schedulers' and runners' wall-clock limits.
+            r"PBS: job killed: walltime \d+ exceeded limit \d+",
+            r"\bTERM_RUNLIMIT: job killed after reaching LSF run time limit",
+            r"\bjob exceeded wallclock limit\b",
+            r"\bdue to wall clock limit\b",
+            r"adjust/remove the job execution time limit",
+            r"has exceeded the maximum execution time of \d+ minutes",
+            # torch's multi-process test harness.
+            r"Process \d+ terminated or timed out after [\d.]+ seconds",
             r"DataLoader timed out after \d+ seconds",
         ),
         types=(r"TimeoutError", r"(?:ray\.exceptions\.)?GetTimeoutError"),
@@ -1548,6 +1667,7 @@ RULES: tuple[Rule, ...] = (
             r"but no GPU found in runtime",
             r"I will set the available devices to be zero",
             r"libcuda\.so(?:\.1)? not found",
+            r"No GPU/TPU found, falling back to CPU",
             # JAX: no CUDA backend; torch: a GPU this build has no kernels for.
             r"Unable to initialize backend 'cuda'",
             r"Found GPU\s?\d+ [^\n]{1,80} which is of cuda capability [\d.]+\.\s+Minimum and "
@@ -1611,6 +1731,13 @@ RULES: tuple[Rule, ...] = (
             r"Python worker exited unexpectedly \(crashed\)",
             r"Worker proc \S+ died unexpectedly",
             r"A worker died or was killed while executing (?:a )?task\b",
+            # nnU-Net's batchgenerators and export pool; pytest-xdist; Dask; Paddle's DataLoader.
+            r"(?:One or more|Some) background workers are no longer alive",
+            r"\[gw\d+\] node down: Not properly terminated",
+            r"Maximum crashed workers reached",
+            r"distributed\.scheduler - \w+ - Lost all workers",
+            r"DataLoader \d+ workers? exit unexpectedly",
+            r"Actor status: 0 alive, \d+ dead",
             r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
         ),
@@ -1693,12 +1820,16 @@ RULES: tuple[Rule, ...] = (
             r"non-zero exit status -(?:11|7|6|4|8)\b",
             # Windows NTSTATUS exit codes: access violation, stack buffer overrun (abort),
             # stack overflow, illegal instruction; unsigned and signed spellings.
-            r"exit code (?:3221225477|3221226505|3221225725|3221225501)\b",
+            r"exit (?:code|status) (?:3221225477|3221226505|3221225725|3221225501)\b",
             r"exit code -(?:1073741819|1073740791|1073741571|1073741795)\b",
             r"exit code 0xC00000(?:05|FD|1D)\b",
             r"exit code 0xC0000409\b",
             r"exit code 1(?:39|35|34|32|36)\b",
             r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
+            r"Fatal Python error: \w+: ",
+            r"(?:Windows )?fatal exception: access violation",
+            r"0xC0000005: Access violation",
+            r"\bucrtbase!abort\b",
             r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
             r"|Floating point exception)",
             r"(?P<code>Aborted|Bus error|Illegal instruction|Floating point exception)"
@@ -1733,6 +1864,8 @@ RULES: tuple[Rule, ...] = (
             r"Experiment has been interrupted",
             r"\btermination is imminent\b",
             r"Spot interruption",
+            r"\bHost EC2 (?:\(instance [\w-]+\) )?terminated\b",
+            r"^ERROR: InterruptException:",
             r"Instance is going to be interrupted",
             r"was requested to terminate",
             # torchelastic forwarding the SIGHUP it received to its workers.
@@ -1809,6 +1942,7 @@ RULES: tuple[Rule, ...] = (
             r"CHILD PROCESS FAILED WITH NO ERROR_FILE",
             r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*",
             r"Process exited with code: [1-9]\d*",
+            r"Exception from container-launch\.[^\n]*\n(?:[^\n]*\n){0,2}\s*Exit code: [1-9]\d*",
             r"^Process \d+ exit with status code [1-9]\d*",
             # Quoted in prose the type's case is not kept (``childFailedError``).
             r"\bChildFailedError\b",
