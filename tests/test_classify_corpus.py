@@ -39,6 +39,12 @@ corpus, every class 17-22% of its rows; class 504/653 = 77.2%, stickiness 651/65
 3b57263) went the same way: two older rows were relabelled to a new convention (a library's
 finiteness check on its input is numerical), two rows that show two causes were dropped, and
 its misses were fixed with the cues in tests/test_classify_cues.py (table ``v10``).
+
+The split in the repository is v11: 225 rows collected blind by four helpers while v10's misses
+were being fixed, measured once with the rules frozen at 19aec37: class 198/225 = 88.0%,
+stickiness 224/225 = 99.6%. It is 6.5% of the corpus and uneven (timeout 5 rows): the common
+issue threads are used up, and so was most of the session's search budget. The
+stratified-fifth test is a strict xfail that records this.
 """
 
 from __future__ import annotations
@@ -69,7 +75,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 198 / 225
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -81,8 +87,8 @@ HELDOUT_ROWS = load(HELDOUT)
 ALL_ROWS = TRAIN_ROWS + HELDOUT_ROWS
 HELDOUT_PENDING = pytest.mark.skipif(
     not HELDOUT_ROWS,
-    reason="held-out split pending: v10 moved into the training corpus, "
-    "tests/corpus/heldout.jsonl stays empty until the blind v11 split is added",
+    reason="held-out split pending: the last measured split moved into the training corpus, "
+    "tests/corpus/heldout.jsonl stays empty until the next blind split is added",
 )
 
 
@@ -226,7 +232,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v10 class accuracy 504/653 = 77.2% < 97%")
+@pytest.mark.xfail(strict=True, reason="held-out v11 class accuracy 198/225 = 88.0% < 97%")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
