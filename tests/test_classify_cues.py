@@ -1730,7 +1730,13 @@ V10: list[Case] = [
     (
         "Windows fatal exception: access violation\n\nThread 0x1 (most recent call first):",
         "segfault",
-        "text-crash",
+        "faulthandler-access-violation",
+    ),
+    # faulthandler also reports violations that were handled: a Python error decides.
+    (
+        "Windows fatal exception: access violation\n\nValueError: bad learning rate",
+        "user_error",
+        None,
     ),
     (
         "Unhandled exception at 0x00007FF8 in python.exe: 0xC0000005: Access violation reading location",
@@ -1764,7 +1770,7 @@ V10: list[Case] = [
     (
         "RuntimeError: DataLoader 2 workers exit unexpectedly, pids: 11, 12",
         "worker_lost",
-        "pool-worker-lost",
+        "dataloader-worker-exited",
     ),
     (
         "INFO elastic.py:155 -- Actor status: 0 alive, 2 dead (2 total)",
@@ -1776,6 +1782,37 @@ V10: list[Case] = [
         "Diagnostics: Exception from container-launch.\nContainer id: container_1\nExit code: 137",
         "worker_lost",
         "child-failed",
+    ),
+    # From the review of these cues: the rarer wordings, and look-alikes they must leave alone.
+    (
+        "rmm::out_of_memory: CUDA error at: pool_memory_resource.hpp:196",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    ("clCreateBuffer returned CL_MEM_OBJECT_ALLOCATION_FAILURE", "oom", "cuda-out-of-memory"),
+    ("OpenCL error: CL_OUT_OF_HOST_MEMORY", "host_oom", "host-allocator-failed"),
+    (
+        "src/f.cpp:3:5: runtime error: member call on misaligned address 0x55d0 for type 'Foo'",
+        "user_error",
+        None,
+    ),
+    ("runtime error: downcast of misaligned address 0x55d0 for type 'Bar'", "user_error", None),
+    (
+        "TypeError: unsupported operand\nFatal Python error: _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stderr>'> at interpreter shutdown",
+        "user_error",
+        None,
+    ),
+    (
+        "Fatal Python error: init_fs_encoding: failed to get the Python codec of the filesystem encoding",
+        "user_error",
+        None,
+    ),
+    ("#SBATCH --requeue  # if this job is preempted, it will be requeued", "user_error", None),
+    # JAX's CPU-fallback warning is below a crash or a signal named in the same text.
+    (
+        "WARNING:absl:No GPU/TPU found, falling back to CPU.\nSegmentation fault (core dumped)",
+        "segfault",
+        "text-crash",
     ),
 ]
 

@@ -763,17 +763,18 @@ def _classify(
         return best_code.diagnosis
     if best_code is not None:
         return best_code.diagnosis
-    if match is not None and not _yields_to_plain_error(match, types):
+    if match is not None and not _yields(match, types):
         number = best_code.diagnosis.error_code if best_code is not None else code
         return _diagnosis_from_match(match, number)
     return _fallback(types, message_text, text, signal_name, exit_code)
 
 
-def _yields_to_plain_error(match: Match, types: list[str]) -> bool:
+def _yields(match: Match, types: list[str]) -> bool:
     """A rule that names no failure, next to a plain Python error in the same text: a launcher
     saying only that a child failed (``AssertionError: Check batch related parameters`` then
-    ``failed (exitcode: 1)``), or a start-up warning that no GPU was found (``Unable to
-    initialize backend 'cuda'`` then ``TypeError: ...``). The error is the evidence."""
+    ``failed (exitcode: 1)``), faulthandler's access-violation report, or a start-up warning
+    that no GPU was found (``Unable to initialize backend 'cuda'`` then ``TypeError: ...``).
+    The error is the evidence."""
     return match.rule.yields_to_plain_error and any(
         name.rsplit(".", 1)[-1] in _PLAIN_PYTHON_ERRORS for name in types
     )

@@ -28,19 +28,22 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   60  cuDNN, cuBLAS, numerical, data and known user errors
   55  DataLoader worker killed by a signal; DataLoader, peer and job time limits
   50  ``KeyboardInterrupt``
-  45  weak evidence (DataLoader worker exited, distributed network errors, a CUDA extension
-      build that found no CUDA runtime)
+  45  weak evidence (DataLoader worker exited, distributed network errors, numpy's overflow
+      then invalid value)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
   40  any other CUDA error (assumed sticky; not recognised)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
   20  the signal the worker died of
   15  launcher wrappers that only say a child failed
+  10  start-up warnings that a framework found no usable GPU and went on without one (also
+      "No CUDA runtime is found", printed on import by a CUDA extension build)
 ====  ==========================================================================
 
-Two kinds of rule yield to a plain Python error (``TypeError: ...``) named in the same text,
-whatever their priority (``yields_to_plain_error``): launcher lines that only say a child
-failed, and start-up warnings that a framework found no usable GPU and went on without one.
-Neither names the failure; the plain error does, and it is the trial's own bug.
+Some rules name no failure and yield to a plain Python error (``AssertionError: ...``,
+``TypeError: ...``) named in the same text, whatever their priority (``yields_to_plain_error``):
+launcher lines that only say a child failed, faulthandler's report of a Windows access
+violation (also printed for violations that were handled), and the start-up warnings. The
+warnings rank below crashes and signals too, so they decide only when nothing else is named.
 
 CUDA error *codes* (``cudaErrorX``, ``CUDA_ERROR_X``, numbers, ``cudaGetErrorString`` texts)
 are read before these rules, from the table in :mod:`hpo.failures.codes`; a code competes
@@ -95,6 +98,7 @@ P_CUDA_GENERIC = 40
 P_TEXT_SIGNAL = 35
 P_SIGNAL = 20
 P_WRAPPER = 15
+P_HINT = 10
 
 
 @dataclass(frozen=True)
@@ -429,8 +433,9 @@ RULES: tuple[Rule, ...] = (
         "CUDA misaligned address (sticky: context unusable)",
         P_STICKY,
         text=(
-            # Not UBSan's host-side report ("runtime error: load of misaligned address").
-            r"(?<!binding to )(?<!load of )(?<!store to )(?<!access within )misaligned address",
+            # Not UBSan's host-side reports ("runtime error: load of misaligned address 0x7f
+            # for type 'int'", also "member call on", "downcast of", ...).
+            r"misaligned address(?!\s+0x[0-9a-f]+ for type)",
             r"cudaErrorMisalignedAddress",
             r"CUDA_ERROR_MISALIGNED_ADDRESS",
         ),
@@ -588,7 +593,7 @@ RULES: tuple[Rule, ...] = (
             r"No visible GPU devices",
             r"no supported devices found for platform CUDA",
             # Paddle querying the devices at start-up (gpu_info.cc) gets CUDA's unknown error.
-            r"CUDA error\(999\), unknown error\.\s*\n\s*[^\n]*\bgpu_info\.cc:\d+",
+            r"CUDA error\(999\), unknown error\.[ \t]*\n\s{0,40}[^\n]{0,200}\bgpu_info\.cc:\d+",
         ),
         cuda=True,
         cuda_error_type="init_failed",
@@ -745,7 +750,7 @@ RULES: tuple[Rule, ...] = (
             # accelerate's find_executable_batch_size halves the batch on each OOM until zero.
             r"No executable batch size found, reached zero",
             # ONNX Runtime's arena; CatBoost's GPU tree-ctr memory estimate.
-            r"\bBFCArena::AllocateRawInternal\b[^\n]*Failed to allocate memory",
+            r"\bBFCArena::AllocateRawInternal\b[^\n]{0,300}Failed to allocate memory",
             r"not enough memory for tree-ctrs",
             r"Failed to allocate request for [\d.]+ ?[KMGT]i?B",
             # XLA on TPU: HBM and the on-chip memories (vmem, smem) are all device memory.
@@ -1049,8 +1054,9 @@ RULES: tuple[Rule, ...] = (
             r"DNN library is not found",
             r"Could not locate cudnn\w*\.dll",
             r"third-party dynamic library \(cudnn[\w.]*\)[^\n]{0,80}not configured correctly",
-            # Windows' "[WinError 126] ... Error loading "...\cudnn_cnn_infer64_8.dll"".
-            r"Error loading\s+\"?[^\n\"]{0,300}\bcudnn\w*\.dll",
+            # Windows' "[WinError 126] ... Error loading "...\cudnn_cnn_infer64_8.dll" or one of
+            # its dependencies." (anchored on the tail: a path may be long).
+            r"\bcudnn\w*\.dll\"?\s+or\s+one of its dependencies",
             # Windows: the cuDNN DLL is not on PATH.
             r"\bcudnn(?:64|_\w+64)_\d+\.dll\b[^\n]{0,40}(?:not found|Is it on your PATH|could not"
             r" be (?:found|loaded))",
@@ -1627,6 +1633,7 @@ RULES: tuple[Rule, ...] = (
             r"DataLoader worker \(pid\(?s?\)?[^)\n]*\) exited unexpectedly",
             # Paddle's DataLoader: the reader's queue was closed after a worker failed.
             r"Blocking queue is killed because the data reader raises an exception",
+            r"DataLoader \d+ workers? exit unexpectedly",
         ),
         hint="A DataLoader worker died without a signal report: host RAM or /dev/shm "
         "exhaustion are the usual causes (fewer workers, a larger shm); num_workers=0 shows "
@@ -1657,10 +1664,10 @@ RULES: tuple[Rule, ...] = (
         "device-fallback-warning",
         FC.DEVICE_UNAVAILABLE,
         "the framework found no usable GPU and went on without one",
-        # Weak, like "No CUDA runtime is found": these are warnings printed at start-up, after
-        # which the framework carries on on the CPU, so a failure named later in the same text
-        # (a shape error, an OOM) wins.
-        P_WEAK,
+        # Warnings printed at start-up, after which the framework carries on on the CPU (JAX
+        # prints one on every CPU-only host): below a crash or a signal in the same text, and
+        # yielding to a plain Python error there.
+        P_HINT,
         text=(
             # TensorFlow: its GPU libraries did not load.
             r"Skipping registering GPU devices",
@@ -1681,10 +1688,10 @@ RULES: tuple[Rule, ...] = (
         "cuda-runtime-not-found",
         FC.DEVICE_UNAVAILABLE,
         "no CUDA runtime found (the GPU is not visible to this process)",
-        # Weak: torch.utils.cpp_extension prints it on import when CUDA_HOME exists but
-        # torch.cuda.is_available() is False, so it also precedes unrelated errors; any rule
-        # naming the failure ("Torch not compiled with CUDA enabled", a shape error) wins.
-        P_WEAK,
+        # torch.utils.cpp_extension prints it on import when CUDA_HOME exists but
+        # torch.cuda.is_available() is False, so it also precedes unrelated errors; like the
+        # start-up warnings it ranks below crashes and signals and yields to plain errors.
+        P_HINT,
         text=(r"No CUDA runtime is found",),
         cuda=True,
         cuda_error_type="no_device",
@@ -1736,7 +1743,6 @@ RULES: tuple[Rule, ...] = (
             r"\[gw\d+\] node down: Not properly terminated",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
-            r"DataLoader \d+ workers? exit unexpectedly",
             r"Actor status: 0 alive, \d+ dead",
             r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
@@ -1826,8 +1832,9 @@ RULES: tuple[Rule, ...] = (
             r"exit code 0xC0000409\b",
             r"exit code 1(?:39|35|34|32|36)\b",
             r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
-            r"Fatal Python error: \w+: ",
-            r"(?:Windows )?fatal exception: access violation",
+            # Not interpreter set-up or shutdown ("init_fs_encoding: failed to get the Python
+            # codec", "_enter_buffered_busy: could not acquire lock ... at interpreter shutdown").
+            r"Fatal Python error: (?!_enter_buffered_busy|init_|_?Py_Initialize|_PyImport)\w+: ",
             r"0xC0000005: Access violation",
             r"\bucrtbase!abort\b",
             r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
@@ -1849,6 +1856,17 @@ RULES: tuple[Rule, ...] = (
             r"\bAssertion `[^\n`']{1,300}' failed\.",
         ),
         hint=_SEGV_HINT,
+    ),
+    Rule(
+        "faulthandler-access-violation",
+        FC.SEGFAULT,
+        "access violation reported by faulthandler (Windows)",
+        P_TEXT_SIGNAL,
+        # faulthandler on Windows also reports access violations that were then handled
+        # (cpython#74311), so a Python error named in the same text decides.
+        text=(r"fatal exception: access violation",),
+        hint=_SEGV_HINT,
+        yields_to_plain_error=True,
     ),
     Rule(
         "text-interrupted",
@@ -1878,7 +1896,7 @@ RULES: tuple[Rule, ...] = (
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
             r"CANCELLED AT \S+ DUE TO JOB REQUEUE",
-            r"\bthis job is preempted\b",
+            r"(?<!if )\bthis job is preempted\b",
             r"^\W*job preempted\b",
             r"Simulating preemption by raising a SIGTERM",
             r"\*\*\* (?:JOB|STEP) \S+ ON \S+ CANCELLED AT \S+ \*\*\*",
