@@ -1,4 +1,4 @@
-"""The cues added for the misses of held-out v5 to v10, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v11, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
 ``h5-...`` to ``h10...``, each with its source). Here each cue is tried on wordings of the same failure that
@@ -1817,6 +1817,176 @@ V10: list[Case] = [
 ]
 
 
+# The misses of held-out v11 (ids h11...): Paddle's GPU allocator check, ONNX Runtime's arena on
+# the CPU, MSVC's bad_alloc text, Kubernetes' pod status, TensorRT's "Cuda failure: 700" (not
+# NCCL's wording), TensorFlow's CudnnRNN, THC's and DyNet's cuBLAS failures, Paddle's and
+# Caffe2's NCCL wrappers, JAX batch dimensions, CatBoost targets and ids, unreadable images, float
+# overflow, PyMC's start point, a loss scaler at zero, and macOS/zsh crash lines.
+V11 = [
+    # GPU memory: Paddle's allocator check; thrust's bad_alloc naming CUDA stays GPU memory.
+    (
+        "paddle.fluid.core_avx.EnforceNotMet: enforce allocating <= available failed, 2147483648 > 1048576000\n at [/paddle/paddle/fluid/platform/gpu_info.cc:216]",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "terminate called after throwing an instance of 'thrust::system::detail::bad_alloc'\n  what():  std::bad_alloc: cudaErrorMemoryAllocation: out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # Host memory: MSVC's bad_alloc text, Kubernetes' pod status, Dask's memory_limit.
+    ("[LightGBM] [Fatal] bad allocation", "host_oom", "host-allocator-failed"),
+    (
+        "trainer-7d9f8c6b5-x2kqz   0/1     OOMKilled   3          5m",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "    Last State:     Terminated\n      Reason:       OOMKilled\n      Exit Code:    137",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "distributed.scheduler - ERROR - Task 'x-123' has 5.20 GiB worth of input dependencies, but worker tcp://10.0.0.3:4000 has memory_limit set to 4.00 GiB.",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    # ONNX Runtime's arena: an NCHWc node runs on the CPU; any other node may be on the GPU.
+    (
+        "Non-zero status code returned while running Conv node. Name:'conv1_nchwc' Status Message: bfc_arena.cc:342 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 1048576",
+        "host_oom",
+        "onnxruntime-cpu-arena",
+    ),
+    (
+        "Non-zero status code returned while running Conv node. Name:'conv1' Status Message: bfc_arena.cc:342 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 1048576",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # TensorRT's "Cuda failure: 700" is not NCCL's "Cuda failure 700 '...'".
+    (
+        "Error Code 1: Cuda Runtime (an illegal memory access was encountered)\nCuda failure: 700",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    (
+        "misc/strongstream.cc:395 NCCL WARN Cuda failure 700 'an illegal memory access was encountered'",
+        "nccl",
+        "nccl-sticky-cuda-failure",
+    ),
+    (
+        "Last error:\nCuda failure 'an illegal memory access was encountered'",
+        "nccl",
+        "nccl-sticky-cuda-failure",
+    ),
+    # TensorFlow's CudnnRNN.
+    (
+        "tensorflow.python.framework.errors_impl.UnknownError: Fail to find the dnn implementation. [Op:CudnnRNN]",
+        "cudnn",
+        "cudnn-status",
+    ),
+    # THC's and DyNet's cuBLAS failures; status 13 is EXECUTION_FAILED (sticky).
+    (
+        "RuntimeError: cublas runtime error : library not initialized at /pytorch/aten/src/THC/THCGeneral.cpp:250",
+        "cublas",
+        "cublas-status",
+    ),
+    (
+        "RuntimeError: cublas runtime error : the GPU program failed to execute at /pytorch/aten/src/THC/THCBlas.cu:116",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    (
+        "CUBLAS failure in cublasSgemm(dev.cublas_handle, CUBLAS_OP_N, CUBLAS_OP_T, y.d.rows(), y.d.cols(), l.d.cols(), kSCALAR_ONE, l.v, l.d.rows(), r.v, r.d.rows(), acc_scalar, y.v, y.d.rows())\n14",
+        "cublas",
+        "cublas-status",
+    ),
+    (
+        "CUBLAS failure in cublasSgemv(dev.cublas_handle, CUBLAS_OP_N, x.d.rows(), x.d.cols(), kSCALAR_ONE, x.v, x.d.rows(), y.v, 1, kSCALAR_ZERO, z.v, 1)\n13\n",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    # NCCL failures reported by Paddle's and Caffe2's wrappers.
+    (
+        "paddle.fluid.core_avx.EnforceNotMet: system error at [/paddle/paddle/fluid/platform/nccl_helper.h:107]",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "[enforce fail at cuda_nccl_gpu.cc:41] status == ncclSuccess. 5 vs 0.  Error at: caffe2/contrib/nccl/cuda_nccl_gpu.cc41: invalid usage",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "RuntimeError: Tensors must be CUDA and dense\nException raised from check_gpu_single_tensor at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1006 (most recent call first):",
+        "user_error",
+        None,
+    ),
+    # Data: JAX batch dimensions, CatBoost targets and ids, unreadable images.
+    (
+        "TypeError: dot_general requires lhs batch dimensions and rhs batch dimensions to have the same shape, got (8,) and (4,).",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        '_catboost.CatBoostError: catboost/private/libs/target/target_converter.cpp:32: Missing values like "NaN" are not supported for target',
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "_catboost.CatBoostError: catboost/private/libs/target/target_converter.cpp:629: Target Labels for MultiLogloss must be 0 or 1",
+        "data_error",
+        "data-label-format",
+    ),
+    ("_catboost.CatBoostError: bad object for id: 1.5", "data_error", "data-label-format"),
+    ("OSError: image file is truncated (3 bytes not processed)", "data_error", "data-label-format"),
+    (
+        "PIL.UnidentifiedImageError: cannot identify image file 'data/train/cat.1234.jpg'",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "FileNotFoundError: [Errno 2] No such file or directory: 'data/train/cat.1234.jpg'",
+        "user_error",
+        None,
+    ),
+    # Numerical: float overflow in math, a sampler refusing NaN, PyMC's start point, a loss
+    # scaler divided by its own zero scale.
+    ("OverflowError: math range error", "numerical", "numerical-nonfinite"),
+    ("OverflowError: (34, 'Numerical result out of range')", "numerical", "numerical-nonfinite"),
+    ("OverflowError: Python int too large to convert to C long", "user_error", None),
+    ("ValueError: `inf` is invalid value.", "numerical", "numerical-nonfinite"),
+    (
+        "pymc.exceptions.SamplingError: Initial evaluation of model at starting point failed!",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        '  File "/opt/conda/lib/python3.8/site-packages/apex/amp/scaler.py", line 38, in unscale\n    1. / scale)\nZeroDivisionError: float division by zero',
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        '  File "train.py", line 10, in evaluate\n    acc = correct / total\nZeroDivisionError: float division by zero',
+        "user_error",
+        None,
+    ),
+    # Crashes named by an IDE's exit line (macOS numbering) and by zsh's job lines.
+    (
+        "Process finished with exit code 138 (interrupted by signal 10: SIGBUS)",
+        "segfault",
+        "text-crash",
+    ),
+    ("zsh: illegal hardware instruction  python train.py", "segfault", "text-crash"),
+    ("[1]    4939 bus error  python demo_network.py", "segfault", "text-crash"),
+    ("zsh: abort      python train.py", "segfault", "text-crash"),
+    (
+        "Process finished with exit code 130 (interrupted by signal 2: SIGINT)",
+        "interrupted",
+        "text-interrupted",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -1831,6 +2001,7 @@ TABLES: dict[str, list[Case]] = {
     "v8": V8,
     "v9": V9,
     "v10": V10,
+    "v11": V11,
 }
 
 

@@ -404,9 +404,14 @@ def _line_at(text: str, index: int) -> str:
     return text[start : end if end >= 0 else len(text)]
 
 
+# NCCL's own wording of a failed CUDA call: "Cuda failure 'out of memory'", "Cuda failure 700
+# 'an illegal memory access was encountered'". TensorRT's samples print "Cuda failure: 700".
+_NCCL_CUDA_FAILURE = re.compile(r"Cuda failure (?:\d{1,5} )?'")
+
+
 def _nccl_context(text: str, index: int) -> bool:
     line = _line_at(text, index)
-    return "Cuda failure" in line or "NCCL WARN" in line or "NCCL INFO" in line
+    return "NCCL WARN" in line or "NCCL INFO" in line or _NCCL_CUDA_FAILURE.search(line) is not None
 
 
 def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]:

@@ -21,7 +21,8 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
   75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
   70  out of memory (GPU and host)
-  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too)
+  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too); ONNX
+      Runtime's arena on the CPU (same wording as on the GPU, told apart by NCHWc nodes)
   66  NCCL watchdog taking the process down after an error; a distributed store timeout
       (also while NCCL fetches its unique id: a peer never arrived, NCCL never ran)
   65  NCCL errors
@@ -751,6 +752,8 @@ RULES: tuple[Rule, ...] = (
             r"No executable batch size found, reached zero",
             # ONNX Runtime's arena; CatBoost's GPU tree-ctr memory estimate.
             r"\bBFCArena::AllocateRawInternal\b[^\n]{0,300}Failed to allocate memory",
+            # Paddle's GPU allocator check (platform/gpu_info.cc).
+            r"\benforce allocating <= available failed\b",
             r"not enough memory for tree-ctrs",
             r"Failed to allocate request for [\d.]+ ?[KMGT]i?B",
             # XLA on TPU: HBM and the on-chip memories (vmem, smem) are all device memory.
@@ -822,6 +825,8 @@ RULES: tuple[Rule, ...] = (
             r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
             r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
             r"std::bad_alloc",
+            # MSVC's std::bad_alloc::what() ("[LightGBM] [Warning] bad allocation").
+            r"\bbad allocation\b",
             r"Unable to allocate \d+(?:\.\d*)? ?[KMGTP]i?B for an array",
             r"Unable to allocate array with shape",
             # Windows: the commit limit (RAM + paging file) is reached.
@@ -852,6 +857,18 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "onnxruntime-cpu-arena",
+        FC.HOST_OOM,
+        "ONNX Runtime's CPU arena could not allocate host memory",
+        P_MEMORY + 1,
+        text=(
+            # ONNX Runtime's arena (BFCArena) is the same on the CPU and the GPU; a node that
+            # the NCHWc layout transformer rewrote ("Name:'347_nchwc'") runs on the CPU
+            # execution provider, the only one with NCHWc kernels.
+            r"\bnode\. Name:'[^'\n]{0,200}_nchwc'[^\n]{0,300}\bBFCArena::AllocateRawInternal\b",
+        ),
+    ),
+    Rule(
         "host-memory-monitor",
         FC.HOST_OOM,
         "killed by a host memory monitor",
@@ -871,9 +888,13 @@ RULES: tuple[Rule, ...] = (
             r"killed by signal: Killed",
             # Dask's nanny restarting a worker over its memory limit.
             r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",
+            # Dask's scheduler refusing a task whose inputs exceed any worker's memory limit.
+            r"worth of input dependencies, but worker \S+ has memory_limit set to",
             # Kubernetes and workflow engines reporting the kill.
+            # Kubernetes' container status: describe's "Reason: OOMKilled", and get pods' STATUS
+            # after the READY column ("0/1   OOMKilled   4 (57s ago)"); not prose.
             r"Reason:\s+OOMKilled",
-            r"\bOOMKilled\s+\d+ \(",
+            r"\b\d+/\d+\s+OOMKilled\b",
             r"container init was OOM-killed",
             r"The node was low on resource: memory",
             r"Task ran out of memory",
@@ -921,6 +942,11 @@ RULES: tuple[Rule, ...] = (
             r"\bnrt_load_collectives failed\b",
             # Caffe's NCCL_CHECK ("Check failed: result == ncclSuccess (1 vs. 0)").
             r"Check failed: result == ncclSuccess\b",
+            # Caffe2's CAFFE_NCCL_CHECK ("[enforce fail at cuda_nccl_gpu.cc:24] status ==
+            # ncclSuccess"); Paddle's EnforceNotMet raised in its NCCL wrappers ("unhandled
+            # cuda error at [.../platform/nccl_helper.h:93]").
+            r"\benforce fail at [^\]\n]{0,200}\] status == ncclSuccess\b",
+            r"\bat \[[^\]\n]{0,300}?[/\\]nccl_\w+\.(?:h|cc|cu|cu\.cc):\d+\]",
             r"NCCL WARN Bootstrap Root : rank \d+ of \d+ ranks has already checked in",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
@@ -1089,6 +1115,8 @@ RULES: tuple[Rule, ...] = (
             # MXNet's CUDNN_CALL checks; XLA's autotuner on a status it does not know.
             r"Check failed: \(?cudnn[A-Z]\w*\(",
             r"<unknown cudnn status: \d+>",
+            # TensorFlow's CudnnRNN op finding no cuDNN RNN implementation.
+            r"\bFail(?:ed)? to find the dnn implementation\b",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
         cuda=True,
@@ -1105,6 +1133,8 @@ RULES: tuple[Rule, ...] = (
             r"CUBLAS_STATUS_EXECUTION_FAILED",
             # THC's wording of the same status.
             r"cublas runtime error : the GPU program failed to execute",
+            # DyNet's CUBLAS_CHECK, status 13 (CUBLAS_STATUS_EXECUTION_FAILED) below the call.
+            r"\bCUBLAS failure in cublas\w*\([^\n]{0,600}\n13[ \t]*$",
         ),
         sticky=True,
         cuda=True,
@@ -1138,6 +1168,10 @@ RULES: tuple[Rule, ...] = (
             # ggml: "CUDA error: <cuBLAS status string>" then the function that called cuBLAS.
             r"CUDA error: [^\n]{1,120}\n\s*(?:current device: \d+, )?in (?:function )?\w*cublas",
             r"CUBLAS failure \d+",
+            # DyNet's CUBLAS_CHECK: the call, then the status number on the next line.
+            r"\bCUBLAS failure in cublas\w*\(",
+            # THC (torch < 1.0, Lua Torch): "cublas runtime error : <status> at .../THCBlas.cu".
+            r"\bcublas runtime error : ",
             # TensorFlow's cuBLAS call failing (most often the handle, under memory pressure).
             r"\bBlas (?:x?GEMM|GEMV|\w+) launch failed",
             # cuBLAS's parameter check, printed before it returns INVALID_VALUE (the reference
@@ -1294,6 +1328,17 @@ RULES: tuple[Rule, ...] = (
             r"Label contains NaN, infinity or a value too large",
             # A NaN traced to an autograd node ("NaN in LogSoftmaxBackward0").
             r"\bNaNs? (?:in|from|at) (?:the )?\w*Backward\d*\b",
+            # A float overflow in math (math.exp of a diverged loss: perplexity) or libm.
+            r"\bOverflowError: (?:math range error|\(34, 'Numerical result out of range'\))",
+            # A sampler or optimiser refusing a non-finite value ("ValueError('`nan` is invalid
+            # value.')" from CMA-ES).
+            r"`(?:nan|-?inf)` is invalid value",
+            # PyMC: the log-probability at the start point is not finite.
+            r"Initial evaluation of model at starting point failed",
+            # A dynamic loss scaler that halved its scale to zero after overflow on every step,
+            # then divides by it (apex's amp/scaler.py "1. / scale").
+            r"scaler\.py\", line \d+, in \w+\n(?:[^\n]*\n){0,3}?ZeroDivisionError: float "
+            r"division by zero",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -1344,7 +1389,13 @@ RULES: tuple[Rule, ...] = (
             r"NaN values are not supported for target",
             r"Invalid classes inferred from unique values of `y`",
             r"The number of classes has to be greater than one",
-            r"Missing values like \"nan\" are not supported for target",
+            r"Missing values like \"[^\"\n]{1,20}\" are not supported for target",
+            r"\bTarget Labels for \w+ must be\b",
+            # CatBoost: a group or categorical id that is neither an integer nor a string (NaN).
+            r"\bbad object for id: ",
+            # PIL: a sample file that is not a readable image (corrupt, truncated, empty).
+            r"\bcannot identify image file\b",
+            r"\bimage file is truncated\b",
             r"Unknown label type: '?(?:continuous|unknown|continuous-multioutput)",
             r"Target value \"[^\"\n]*\" cannot be parsed as float",
             r"Failed to convert a NumPy array to a Tensor \(Unsupported object type \w+\)",
@@ -1428,6 +1479,8 @@ RULES: tuple[Rule, ...] = (
             r"Size of feature_names error",
             r"Invalid column index: index = \d+, columnsCount = \d+",
             r"dot_general requires contracting dimensions to have the same shape",
+            r"dot_general requires lhs batch dimensions and rhs batch dimensions to have the "
+            r"same shape",
             r"only batches of spatial targets supported",
             r"\bShape inconsistent, Provided = \[",
             r"Input\(Logits\) and Input\(Label\) should in same shape",
@@ -1831,6 +1884,10 @@ RULES: tuple[Rule, ...] = (
             r"exit code 0xC00000(?:05|FD|1D)\b",
             r"exit code 0xC0000409\b",
             r"exit code 1(?:39|35|34|32|36)\b",
+            # The signal named by the IDE ("exit code 138 (interrupted by signal 10: SIGBUS)",
+            # macOS numbering) and zsh's job line ("[1]    4939 bus error  python x.py").
+            r"interrupted by signal \d+: (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT))",
+            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>bus error|illegal hardware instruction|abort)\s",
             r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
             # Not interpreter set-up or shutdown ("init_fs_encoding: failed to get the Python
             # codec", "_enter_buffered_busy: could not acquire lock ... at interpreter shutdown").
