@@ -44,7 +44,14 @@ v11 (225 rows collected blind by four helpers while v10's misses were being fixe
 corpus and uneven; class 198/225 = 88.0%, stickiness 224/225 = 99.6% at 19aec37) went the same
 way: one row's signal was corrected (the merge had read macOS's signal 10, SIGBUS, as Linux's
 SIGUSR1), and its misses were fixed with the cues in tests/test_classify_cues.py (table
-``v11``). The held-out file is empty until v12 is committed.
+``v11``).
+
+The split in the repository is v12: 693 rows collected blind by ten helpers in two waves while
+v11's misses were being fixed, committed before the rules (frozen at 21b5fdd) were run on it.
+It is 16.7% of the corpus; nccl (19 rows, 7.5%) and timeout (22 rows, 10.6%) fall short of a
+fifth, because nearly every public thread with those errors is already in the corpus. Its
+overlap rule is tighter than before (docs/failures.md, "Method"). The stratified-fifth test is
+a strict xfail that records this.
 """
 
 from __future__ import annotations
@@ -201,8 +208,9 @@ def test_heldout_covers_every_class() -> None:
 @HELDOUT_PENDING
 @pytest.mark.xfail(
     strict=True,
-    reason="v11 is 225 rows, 6.5% of the corpus: the common threads are used up and the "
-    "session's search budget with them; v7, v8 and v10 were stratified fifths",
+    reason="v12 is 693 rows, 16.7% of the corpus, with nccl at 7.5% and timeout at 10.6% of "
+    "their classes: the public threads with those errors are used up; v7, v8 and v10 were "
+    "stratified fifths",
 )
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
