@@ -51,7 +51,8 @@ v11's misses were being fixed, committed before the rules (frozen at 21b5fdd) we
 It is 16.7% of the corpus; nccl (19 rows, 7.5%) and timeout (22 rows, 10.6%) fall short of a
 fifth, because nearly every public thread with those errors is already in the corpus. Its
 overlap rule is tighter than before (docs/failures.md, "Method"). The stratified-fifth test is
-a strict xfail that records this.
+a strict xfail that records this. Measured once: class 562/693 = 81.1%, stickiness 685/693 =
+98.8%.
 """
 
 from __future__ import annotations
@@ -82,7 +83,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 562 / 693
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -240,7 +241,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v11 class accuracy 198/225 = 88.0% < 97%")
+@pytest.mark.xfail(strict=True, reason="held-out v12 class accuracy 562/693 = 81.1% < 97%")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
