@@ -1,4 +1,4 @@
-"""The cues added for the misses of held-out v5 to v11, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v12, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
 ``h5-...`` to ``h10...``, each with its source). Here each cue is tried on wordings of the same failure that
@@ -1855,7 +1855,7 @@ V11 = [
     (
         "Non-zero status code returned while running Conv node. Name:'conv1_nchwc' Status Message: bfc_arena.cc:342 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 1048576",
         "host_oom",
-        "onnxruntime-cpu-arena",
+        "cpu-device-oom",
     ),
     (
         "Non-zero status code returned while running Conv node. Name:'conv1' Status Message: bfc_arena.cc:342 onnxruntime::BFCArena::AllocateRawInternal Failed to allocate memory for requested buffer of size 1048576",
@@ -1987,6 +1987,325 @@ V11 = [
 ]
 
 
+# The misses of the half of held-out v12 that joined the training rows (ids h12..., the other
+# half stays held out): legacy CUDA code 77 and the kernel log's Xid, cuBLAS statuses in glog
+# CHECKs and Julia, Knet's library errors, Torque and pynisher limits, Paddle/Caffe/Caffe2/
+# Torch7/MXNet/TensorFlow/DL4J/sklearn label and shape checks, CatBoost, Chainer and libsndfile
+# inputs, DL4J/xgboost/Theano non-finite logs, GPUs too old for Triton/rocBLAS/TensorRT,
+# TensorFlow 1's ops on the CPU, Ray/PBS/pynisher memory limits, ggml's CUDA_CHECK, Spark
+# executors and Ray nodes lost.
+V12 = [
+    # Kernel faults named by a bare legacy code or by the kernel log's Xid.
+    (
+        "Faiss assertion 'err__ == cudaSuccess' failed in ~DeviceTensor() at DeviceTensor-inl.cuh:61; details: CUDA error 77\nAborted (core dumped)",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:3b:00): 13, pid=2211, Graphics SM Warp Exception on (GPC 0, TPC 1, SM 0): Out Of Range Address",
+        "cuda_context_corrupted",
+        "cuda-other-kernel-fault",
+    ),
+    (
+        "[ 812.3] NVRM: Xid (PCI:0000:db:00): 31, pid=13641, Ch 00000008, intr 00000000. MMU Fault: ENGINE GRAPHICS",
+        "cuda_context_corrupted",
+        "cuda-other-kernel-fault",
+    ),
+    (
+        "NVRM: Xid (PCI:0000:01:00): 79, pid=1234, GPU has fallen off the bus.",
+        "device_unavailable",
+        "gpu-lost",
+    ),
+    ("CUDA error 770 at kernel.cu:12", "user_error", None),
+    # cuBLAS statuses as glog CHECKs, Julia and Knet print them; 13 is sticky, 3 is memory.
+    (
+        "F0127 math_functions.cpp:45] Check failed: (cublasSgemm_v2(Caffe::cublas_handle(), ...)) == CUBLAS_STATUS_SUCCESS (14 vs. 0)",
+        "cublas",
+        "cublas-status",
+    ),
+    (
+        "Check failed: (cublasSgemm_v2(handle, ...)) == CUBLAS_STATUS_SUCCESS (13 vs. 0)",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    (
+        "mshadow/stream_gpu-inl.h:115: Check failed: err == CUBLAS_STATUS_SUCCESS (3 vs. 0)",
+        "oom",
+        "cuda-library-alloc-failed",
+    ),
+    (
+        "ERROR: CUBLASError(code 13, the GPU program failed to execute)",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    ("ERROR: CUBLASError(code 1, the library was not initialized)", "cublas", "cublas-status"),
+    ("cublas.cublasSgemm_v2 error 14", "cublas", "cublas-status"),
+    ("curand.curandCreateGenerator error 203", "cublas", "cuda-math-library-status"),
+    ("cudnn.cudnnConvolutionForward error 3", "cudnn", "cudnn-status"),
+    (
+        "XlaRuntimeError: INTERNAL: RET_CHECK failure (gemm_algorithm_picker.cc:327) stream->parent()->GetBlasGemmAlgorithms(stream, &algorithms)",
+        "cublas",
+        "cublas-status",
+    ),
+    (
+        "[TRT] [E] 1: [executionResources.cpp::setTacticSources::178] Error Code 1: Cudnn (Could not initialize cudnn, please check cudnn installation.)",
+        "cudnn",
+        "cudnn-not-initialized",
+    ),
+    # Time limits: Torque's mail, pynisher's limits.
+    (
+        "Aborted by PBS Server\nJob exceeded its walltime limit. Job was aborted\nSee Administrator for help",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "pynisher.limit_function_call.WallTimeoutException: the function call exceeded its wall time",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    # Data: labels against the logits, Caffe's data layers, CatBoost, Chainer, audio files.
+    (
+        "IndexError: (OutOfRange) label value should less than the shape of axis dimension when label value(9) not equal to ignore_index(-100)",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        "F0508 softmax_loss_layer.cpp:68] Check failed: label_value < prob_.shape(softmax_axis_) (10 vs. 10)\n*** Check failure stack trace: ***\nAborted (core dumped)",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        "luajit: ClassNLLCriterion.lua:44: Assertion `cur_target >= 0 && cur_target < n_classes' failed.  at /root/nn/generic/ClassNLLCriterion.c:52",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        "/pytorch/aten/src/THCUNN/ClassNLLCriterion.cu:105: cunn_ClassNLLCriterion_updateOutput_kernel: block: [0,0,0], thread: [5,0,0] Assertion `t >= 0 && t < n_classes` failed.",
+        "cuda_context_corrupted",
+        "cuda-device-side-assert",
+    ),
+    (
+        "RuntimeError: [enforce fail at cross_entropy_op.cc:30] (label.ndim() == 1) || (label.ndim() == 2 && label.dim32(1) == 1).",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        'Bad value for num_feature[non_default_doc_idx=3,feature_idx=2]="abc": Cannot convert \'b"abc"\' to float',
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "Invalid operation is performed in: SoftmaxCrossEntropy (Forward)\n\nExpect: in_types[1].dtype.kind == i\nActual: f != i",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "soundfile.LibsndfileError: Error opening 'clips/0001.wav': Format not recognised.",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "soundfile.LibsndfileError: Error opening 'clips/0001.wav': System error.",
+        "user_error",
+        None,
+    ),
+    (
+        "F1223 data_transformer.cpp:621] Check failed: mean_values_.size() == 1 || mean_values_.size() == img_channels Specify either 1 mean_value or as many as channels: 3",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "F0929 data_transformer.cpp:194] Check failed: width <= datum_width (300 vs. 237)",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "mxnet.base.MXNetError: InferShape Error in softmax's label argument\nShape inconsistent, Provided =(128,), inferred shape=(128,1)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: Shape mismatch: The shape of labels (received (1024,)) should equal the shape of logits except for the last dimension (received (512, 10)).",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "RuntimeError: Sizes of tensors must match except in dimension 1. Expected size 16 but got size 15 for tensor number 1 in the list.",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "java.lang.IllegalStateException: Column of left array 336 != rows of right 384 or rows of left array 1 != columns of right 2",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: Number of features of the model must match the input. Model n_features is 24 and input n_features is 8",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: Expected 2D array, got 1D array instead:\narray=[1. 2. 3.].",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: Cannot feed value of shape (32, 784) for Tensor 'x:0', which has shape '(?, 28, 28, 1)'",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    # Non-finite values: DL4J's score, a bare NaN line, xgboost's metric, old LAPACK, sampling.
+    (
+        "o.d.o.l.ScoreIterationListener - Score at iteration 20 is NaN",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "Epoch  0 Update  1 Cost  527.6\nNaN detected\nTraceback (most recent call last):",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    ("ValueError: No NaN detected in the inputs, but the shapes differ", "user_error", None),
+    ("[0]\ttrain-rmse:nan\teval-rmse:nan", "numerical", "numerical-nonfinite"),
+    ("[0]\ttrain-rmse:0.52\teval-rmse:0.61\nValueError: bad config", "user_error", None),
+    (
+        "RuntimeError: Lapack Error in potrf : the leading minor of order 3 is not positive definite",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "RuntimeError: probability tensor contains either `inf`, `nan` or e",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    # A device the library cannot use.
+    (
+        "RuntimeError: Found Tesla P100 which is too old to be supported by the triton GPU compiler, which is used as the backend.",
+        "device_unavailable",
+        "cuda-no-kernel-image",
+    ),
+    (
+        "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: No such file or directory for GPU arch : gfx1103\n+++ killed by SIGABRT (core dumped) +++",
+        "device_unavailable",
+        "cuda-no-kernel-image",
+    ),
+    (
+        "[TRT] [E] 6: The engine plan file is generated on an incompatible device, expecting compute 8.6 got compute 7.5, please rebuild.",
+        "device_unavailable",
+        "cuda-no-kernel-image",
+    ),
+    (
+        'msg="Unable to load cudart CUDA management library libcudart.so.12: cudart init failure: 35"',
+        "device_unavailable",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "InvalidArgumentError: Cannot assign a device to node 'x': Could not satisfy explicit device specification '/device:GPU:1' because no devices matching that specification are registered in this process; available devices: /job:localhost/replica:0/task:0/device:CPU:0",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "Message: Pod Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "_catboost.CatBoostError: catboost/libs/train_lib/train_model.cpp:738: GPU Device not found.",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    (
+        "RuntimeError: The MPS backend is supported on MacOS 12.3+.Current OS version can be queried using `sw_vers`",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    ("[ 12.3] NVRM: No NVIDIA graphics adapter probed!", "device_unavailable", "cuda-no-device"),
+    (
+        "host:1:1 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object file",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    # Host memory: TensorFlow 1's op on the CPU, Ray, PBS, pynisher, MXNet, old torch.
+    (
+        'ResourceExhaustedError: OOM when allocating tensor with shape[2304,384]\n\t [[Node: Sub = Sub[T=DT_FLOAT, _device="/job:localhost/replica:0/task:0/cpu:0"](a, b)]]',
+        "host_oom",
+        "cpu-device-oom",
+    ),
+    (
+        'ResourceExhaustedError: OOM when allocating tensor with shape[2304,384]\n\t [[Node: Sub = Sub[T=DT_FLOAT, _device="/job:localhost/replica:0/task:0/gpu:0"](a, b)]]',
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "Task f failed due to oom. Error: 2 worker(s) were killed due to the node running low on memory.",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "=>> PBS: job killed: mem job total 115343360 kb exceeded limit 115343360 kb",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "=>> PBS: job killed: vmem 5003276288 exceeded limit 4294967296",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "ValueError: Dummy prediction failed with run state StatusType.MEMOUT and additional output: {'error': 'Memout (used more than 3072 MB).'}",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "mxnet.base.MXNetError: [01:35:45] src/storage/./cpu_device_storage.h:73: Failed to allocate CPU Memory",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    (
+        "RuntimeError: $ Torch: unable to mmap memory: you tried to mmap 0GB. at THAllocator.c:317",
+        "host_oom",
+        "host-shm-exhausted",
+    ),
+    # GPU memory: ggml's CUDA_CHECK, LoRAX's warm-up, an engine's GPU arena.
+    (
+        "CUDA error 2 at C:\\llama.cpp\\ggml-cuda.cu:1752: out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "CUDA error 700 at ggml-cuda.cu:6246: an illegal memory access was encountered",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    (
+        "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease --max-batch-prefill-tokens",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "ds4: ROCm model arena alloc failed for tensor-span:128 (1792.00 MiB chunk): out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # Workers lost: Spark executors, Ray nodes and owners.
+    (
+        "WARN TaskSetManager: Lost task 0.0 in stage 0.0 (TID 0, 10.0.0.3): ExecutorLostFailure (executor 4 lost)",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "The node with node id: 75b2ee and ip: 10.4.4.107 has been marked dead because the detector has missed too many heartbeats from it.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "ray.exceptions.OwnerDiedError: Failed to retrieve object 00ff. The object's owner has exited.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -2002,6 +2321,7 @@ TABLES: dict[str, list[Case]] = {
     "v9": V9,
     "v10": V10,
     "v11": V11,
+    "v12": V12,
 }
 
 

@@ -21,8 +21,9 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   80  sticky CUDA kernel faults (illegal address, device-side assert, ...)
   75  unusable device (no device, driver mismatch, busy, wrong ordinal, ...)
   70  out of memory (GPU and host)
-  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too); ONNX
-      Runtime's arena on the CPU (same wording as on the GPU, told apart by NCHWc nodes)
+  71  a host memory monitor killed the task (Ray calls this OutOfMemoryError too); an op on
+      the CPU that ran out of memory in the GPU's wording (ONNX Runtime's NCHWc nodes,
+      TensorFlow 1's node line naming cpu:0)
   66  NCCL watchdog taking the process down after an error; a distributed store timeout
       (also while NCCL fetches its unique id: a peer never arrived, NCCL never ran)
   65  NCCL errors
@@ -406,6 +407,8 @@ RULES: tuple[Rule, ...] = (
             r"hipErrorIllegalAddress",
             # ROCm's HSA runtime: a GPU page fault ("Memory access fault by GPU node-2").
             r"Memory access fault by GPU\b",
+            # The code alone, numbered as before CUDA 10.1 (Faiss: "details: CUDA error 77").
+            r"\bCUDA error 77\b",
         ),
         sticky=True,
         cuda=True,
@@ -477,6 +480,10 @@ RULES: tuple[Rule, ...] = (
             # CUDA_EXCEPTION_14, Warp Illegal Address"): each one is a kernel fault.
             r"\bCUDA_EXCEPTION_\d+\b",
             r"CUDA Exception: (?:Lane|Warp|Device|Cluster) \w",
+            # The kernel log's Xid for a fault in the application's kernels: 13 (graphics engine
+            # exception: illegal instruction or address, out-of-range access), 31 (MMU fault), 43 (the
+            # GPU stopped the channel). 79 (fallen off the bus) is a lost GPU.
+            r"\bXid \([^)\n]{1,40}\): (?:13|31|43),",
         ),
         sticky=True,
         cuda=True,
@@ -524,6 +531,17 @@ RULES: tuple[Rule, ...] = (
             r"No supported gpu backend found",
             r"Failed to infer device type",
             r"could not load NVML library",
+            # TensorFlow 1 placing an op on a GPU that never registered (cuInit failed).
+            r"specification '/device:(?:XLA_)?GPU:\d+' because no devices matching that specification are registered",
+            # Kubernetes could not give the pod its GPU; CatBoost's task_type=GPU; macOS without MPS.
+            r"requested number of devices unavailable for [\w.]+/gpu\b",
+            r"\bGPU Device not found\b",
+            r"The MPS backend is supported on MacOS \d",
+            # The driver found no GPU it could drive (dmesg).
+            r"NVRM: No NVIDIA graphics adapter probed",
+            r"NVRM: The NVIDIA probe routine was not called",
+            # NCCL cannot load the driver's library (WSL without libcuda, a container without the driver).
+            r"NCCL WARN Failed to find CUDA library libcuda\.so",
         ),
         cuda=True,
         cuda_error_type="no_device",
@@ -544,6 +562,8 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorCompatNotSupportedOnDevice",
             r"PTX was compiled with an unsupported toolchain",
             r"cudaErrorUnsupportedPtxVersion",
+            # Ollama's GPU discovery: cudaErrorInsufficientDriver (35) from cudart's init.
+            r"\bcudart init failure: 35\b",
         ),
         cuda=True,
         cuda_error_type="driver_mismatch",
@@ -648,6 +668,12 @@ RULES: tuple[Rule, ...] = (
             # A PTX newer than the driver can compile (cudaErrorUnsupportedPtxVersion), also
             # when the message is wrapped across lines.
             r"the provided PTX was compiled with an\s+unsupported toolchain",
+            # A GPU too old for the library: Triton (torch.compile), a rocBLAS build without the GPU's
+            # architecture, a TensorRT engine built for another compute capability.
+            r"which is too old to be supported by the triton GPU compiler",
+            r"Triton only supports devices of CUDA Capability >= \d",
+            r"BLAS error: Cannot read [^\n]{0,300}TensileLibrary\w*\.dat",
+            r"The engine plan file is generated on an incompatible device",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -774,6 +800,11 @@ RULES: tuple[Rule, ...] = (
             # with shape[...] ... on /device:GPU:0 by allocator GPU_0_bfc"); on the CPU it is
             # host memory (host-allocator-failed).
             r"\bOOM when allocating tensor(?![^\n]{0,300}(?:device:CPU:\d|by allocator cpu))",
+            # ggml/llama.cpp's CUDA_CHECK ("CUDA error 2 at .../ggml-cuda.cu:1752: out of memory").
+            r"\b(?:CUDA|HIP) error \d+ at [^\n]{1,300}?: out of memory\b",
+            # LoRAX/TGI's warm-up; an engine's GPU arena ("ROCm model arena alloc failed ... out of memory").
+            r"Not enough memory to handle \d+ prefill tokens",
+            r"\b(?:ROCm|CUDA|HIP|GPU|Metal)\b[^\n]{0,60}\balloc(?:ation)? failed\b[^\n]{0,120}\bout of memory\b",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", r"cupy\.cuda\.memory\.OutOfMemoryError"),
         cuda=True,
@@ -787,6 +818,8 @@ RULES: tuple[Rule, ...] = (
         P_MEMORY,
         text=(
             r"(?P<code>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_(?:STATUS_)?ALLOC(?:ATION)?_FAILED)",
+            # glog CHECKs on a cuBLAS call (Caffe, MXNet): status 3 is ALLOC_FAILED.
+            r"== CUBLAS_STATUS_SUCCESS \(3 vs\. 0\)",
         ),
         cuda=True,
         cuda_error_type="out_of_memory",
@@ -813,6 +846,8 @@ RULES: tuple[Rule, ...] = (
             r"Couldn't open shared file mapping: <torch_",
             # pandarallel's memory file system is /dev/shm (the frame that writes to it).
             r"pickle\.dump\(chunk, filedescriptor\)\s*\n\s*OSError: \[Errno 28\]",
+            # Old torch sharing a storage through a file (file_system strategy).
+            r"Torch: unable to mmap memory: you tried to mmap",
         ),
         hint=_SHM_HINT,
     ),
@@ -849,6 +884,8 @@ RULES: tuple[Rule, ...] = (
             r"\bmach_vm_map\(size=\d+\) failed",
             r"\bOut of Host Memory\b",
             r"\bCL_OUT_OF_HOST_MEMORY\b",
+            # MXNet's CPU storage.
+            r"\bFailed to allocate CPU Memory\b",
         ),
         types=(
             r"(?:[\w.]*\.)?MemoryError",
@@ -857,15 +894,19 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
-        "onnxruntime-cpu-arena",
+        "cpu-device-oom",
         FC.HOST_OOM,
-        "ONNX Runtime's CPU arena could not allocate host memory",
+        "an op placed on the CPU could not allocate host memory",
         P_MEMORY + 1,
         text=(
             # ONNX Runtime's arena (BFCArena) is the same on the CPU and the GPU; a node that
             # the NCHWc layout transformer rewrote ("Name:'347_nchwc'") runs on the CPU
             # execution provider, the only one with NCHWc kernels.
             r"\bnode\. Name:'[^'\n]{0,200}_nchwc'[^\n]{0,300}\bBFCArena::AllocateRawInternal\b",
+            # TensorFlow 1 names the device on the node line below the OOM
+            # ("[[Node: ... _device="/job:localhost/replica:0/task:0/cpu:0"]").
+            r"\bOOM when allocating tensor[^\n]{0,300}\n\s*\[\[(?:\{\{)?Node: [^\n]{0,600}?"
+            r"_device=\"[^\"\n]{0,100}/(?:device:)?cpu:\d",
         ),
     ),
     Rule(
@@ -899,6 +940,13 @@ RULES: tuple[Rule, ...] = (
             r"The node was low on resource: memory",
             r"Task ran out of memory",
             r"\bray-oom-prevention\b",
+            # Ray's memory monitor ("2 worker(s) were killed due to the node running low on memory").
+            r"worker\(s\) were killed due to the node running low on memory",
+            r"^OOM kill reason: ",
+            # PBS's memory limit; pynisher's (auto-sklearn's) memory limit.
+            r"PBS: job killed: (?:p?v?mem|mem job total)[^\n]{0,60}exceeded limit",
+            r"\bStatusType\.MEMOUT\b",
+            r"\bMemout \(used more than \d+ ?MB\)",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -1063,6 +1111,8 @@ RULES: tuple[Rule, ...] = (
             r"Could not create cudnn handle",
             r"Failed to get convolution algorithm",
             r"cuDNN failed to initialize",
+            # TensorRT's cuDNN tactic source.
+            r"\bCould not initialize cudnn\b",
         ),
         cuda=True,
         cuda_error_type="cudnn_not_initialized",
@@ -1117,6 +1167,8 @@ RULES: tuple[Rule, ...] = (
             r"<unknown cudnn status: \d+>",
             # TensorFlow's CudnnRNN op finding no cuDNN RNN implementation.
             r"\bFail(?:ed)? to find the dnn implementation\b",
+            # Knet (Julia): "cudnn.cudnnConvolutionForward error 3".
+            r"\bcudnn\.cudnn\w+ error \d+",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
         cuda=True,
@@ -1135,6 +1187,10 @@ RULES: tuple[Rule, ...] = (
             r"cublas runtime error : the GPU program failed to execute",
             # DyNet's CUBLAS_CHECK, status 13 (CUBLAS_STATUS_EXECUTION_FAILED) below the call.
             r"\bCUBLAS failure in cublas\w*\([^\n]{0,600}\n13[ \t]*$",
+            # cuBLAS's own status string (cublasGetStatusString), as Julia's CUBLASError prints it.
+            r"\bthe GPU program failed to execute\b",
+            # glog CHECKs on a cuBLAS call (Caffe, MXNet): status 13 is EXECUTION_FAILED.
+            r"== CUBLAS_STATUS_SUCCESS \(13 vs\. 0\)",
         ),
         sticky=True,
         cuda=True,
@@ -1180,6 +1236,13 @@ RULES: tuple[Rule, ...] = (
             r"\*\* On entry to \w+\s+parameter number \d+ had an illegal value",
             # cuSPARSE's and cuSOLVER's own parameter checks ("On entry to cusparseSpMM() ...").
             r"\*\* On entry to cu\w+\(\) parameter number \d+",
+            # glog CHECKs on a cuBLAS call (Caffe's CUBLAS_CHECK, MXNet's mshadow streams), any status.
+            r"== CUBLAS_STATUS_SUCCESS \(\d+ vs\. 0\)",
+            # Julia: CUDA.jl/CuArrays' CUBLASError, Knet's "cublas.cublasSgemm_v2 error 13".
+            r"\bCUBLASError\(code \d+",
+            r"\bcublas\.cublas\w+ error \d+",
+            # XLA's GEMM autotuner could not list cuBLAS algorithms (no handle).
+            r"->GetBlasGemmAlgorithms\(",
         ),
         cuda=True,
         cuda_error_type="cublas_error",
@@ -1208,6 +1271,8 @@ RULES: tuple[Rule, ...] = (
             r"\bCURAND failure in curand\w+",
             r"\bCURAND Gen \w+ \w+ failed",
             r"\bcu(?:SPARSE|SOLVER|FFT|RAND)(?:Lt)? API failed",
+            # Knet (Julia): "curand.curandCreateGenerator error 203".
+            r"\b(?:curand|cusolver|cusparse|cufft)\.\w+ error \d+",
         ),
         cuda=True,
         cuda_error_type="math_library_error",
@@ -1256,7 +1321,7 @@ RULES: tuple[Rule, ...] = (
             r"Attempted loss scale: 1(?:\.0)?, reducing to 1\b",
             r"reducing (?:dynamic )?loss scale to 0\.\d+",
             r"non-finite loss",
-            r"probability tensor contains either `?inf`?, `?nan`? or element < 0",
+            r"probability tensor contains either `?inf`?, `?nan`? or e",
             r"is non-finite, so it cannot be clipped",
             r"Current loss scale already at minimum",
             # The loss scale driven far down by overflow after overflow (apex, DeepSpeed,
@@ -1320,7 +1385,7 @@ RULES: tuple[Rule, ...] = (
             # Linear algebra on non-finite or no longer positive-definite matrices.
             r"must not contain infs or NaNs",
             r"\bLinAlgError: [^\n]*\bnot positive definite",
-            r"leading minor of the array is not positive definite",
+            r"leading minor of (?:the array|order \d+) is not positive definite",
             r"\bNotPSDError\b",
             r"not positive definite, even with jitter",
             # A library's finiteness check on its input or labels (see the labelling conventions).
@@ -1339,6 +1404,11 @@ RULES: tuple[Rule, ...] = (
             # then divides by it (apex's amp/scaler.py "1. / scale").
             r"scaler\.py\", line \d+, in \w+\n(?:[^\n]*\n){0,3}?ZeroDivisionError: float "
             r"division by zero",
+            # DL4J's score listener; a training loop's bare "NaN detected" line (Theano code).
+            r"\bScore at iteration \d+ is NaN\b",
+            r"^\s*NaN detected\s*$",
+            # xgboost's evaluation log with a non-finite metric ("[3]\ttrain-gamma-nloglik:nan").
+            r"^\[\d+\]\s+\w+-\w[\w@.-]*:-?nan\b",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -1367,6 +1437,14 @@ RULES: tuple[Rule, ...] = (
             r"labels must be either 0 or 1",
             # dlib's loss_multiclass_log: a label >= the number of outputs.
             r"failing expression was y ?< ?output_tensor\.k\(\)",
+            # Paddle's cross_entropy; Caffe's SoftmaxWithLoss; Torch7's ClassNLLCriterion on the CPU (the
+            # CUDA kernel's assert, on t, is a device-side assert).
+            r"\blabel value should less than the shape of axis dimension\b",
+            r"\bExpected lbl < axis_dim\b",
+            r"Check failed: label_value (?:>= 0|< )",
+            r"Assertion `cur_target >= 0 && cur_target < n_classes' failed",
+            # Caffe2's LabelCrossEntropy checks the label's shape and range.
+            r"\[enforce fail at cross_entropy_op\.cc:\d+\]",
         ),
         hint=(
             "Labels must be in [0, num_classes): check num_classes and the label mapping "
@@ -1412,6 +1490,17 @@ RULES: tuple[Rule, ...] = (
             r"\bSchemas are inconsistent, try using to_parquet",
             # tiktoken: the text contains a special token as plain text.
             r"Encountered text corresponding to disallowed special token",
+            # CatBoost: text in a numeric feature; categorical features declared on float data.
+            r"\bBad value for num_feature\[",
+            r"'cat_features' parameter specifies nonzero number of categorical features",
+            # Chainer's type check on a loss function's inputs (the labels' dtype or shape).
+            r"Invalid operation is performed in: (?:SoftmaxCrossEntropy|SigmoidCrossEntropy|MeanSquaredError|MeanAbsoluteError|Accuracy|BinaryAccuracy|Hinge)\b",
+            # libsndfile: an audio sample that is not a readable sound file.
+            r"\bError opening [^\n]{1,300}: (?:File contains data in an unknown format|Format not recognised)",
+            # Caffe's data layers: mean values, datum sizes and crops that do not fit the images.
+            r"Specify either 1 mean_value or as many as channels",
+            r"Check failed: size_in_datum == data_size\b",
+            r"Check failed: (?:height|width) <= datum_(?:height|width)\b",
         ),
         hint=(
             "Classification losses take integer class indices of shape (batch,): convert "
@@ -1498,6 +1587,19 @@ RULES: tuple[Rule, ...] = (
             # Inputs longer than the model or the pipeline takes (spaCy's E088, vLLM).
             r"\[E088\] Text of length \d+ exceeds maximum of \d+",
             r"exceeds the pre-allocated encoder cache size \d+",
+            # Paddle, MXNet, Caffe, TensorFlow: the labels' shape against the logits'.
+            r"\bthe axis dimension of Input\(X\) and Input\(Label\) should be equal\b",
+            r"\bInferShape Error in \w+'s label argument\b",
+            r"\blabel shape mismatch\b",
+            r"Number of labels must match number of predictions",
+            r"\bThe shape of labels \(received \([^)\n]*\)\) should equal the shape of logits\b",
+            # torch.cat of tensors whose other dimensions differ (THC's and ATen's wording).
+            r"Sizes of tensors must match except in dimension \d+",
+            # DL4J's matrix product; sklearn's feature count and 2-D input; TensorFlow 1's feed.
+            r"\bColumn of left array \d+ != rows of right \d+",
+            r"Number of features of the model must match the input",
+            r"Expected 2D array, got 1D array instead",
+            r"Cannot feed value of shape \([^)\n]*\) for Tensor\b",
         ),
     ),
     # --- known user errors (even when they mention CUDA) ------------------------------------
@@ -1652,8 +1754,15 @@ RULES: tuple[Rule, ...] = (
             # torch's multi-process test harness.
             r"Process \d+ terminated or timed out after [\d.]+ seconds",
             r"DataLoader timed out after \d+ seconds",
+            # Torque/PBS's mail when the walltime ran out.
+            r"\bJob exceeded its walltime limit\b",
         ),
-        types=(r"TimeoutError", r"(?:ray\.exceptions\.)?GetTimeoutError"),
+        types=(
+            r"TimeoutError",
+            r"(?:ray\.exceptions\.)?GetTimeoutError",
+            # pynisher's per-run limits (auto-sklearn, SMAC).
+            r"(?:pynisher\.[\w.]*\.)?(?:Cpu|Wall)TimeoutException",
+        ),
     ),
     Rule(
         "keyboard-interrupt",
@@ -1799,6 +1908,11 @@ RULES: tuple[Rule, ...] = (
             r"Actor status: 0 alive, \d+ dead",
             r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
+            # Spark executors lost with no cause; Ray nodes marked dead (raylet gone); Ray's owner died.
+            r"\bExecutorLostFailure \(executor \S+ lost\)",
+            r"\bLost executor \S+ on [^\n]{1,100}: remote Rpc client disassociated",
+            r"has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
+            r"The object's owner has exited\b",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
@@ -1806,6 +1920,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
             r"(?:billiard\.exceptions\.)?WorkerLostError",
             r"(?:distributed\.scheduler\.)?KilledWorker",
+            r"(?:ray\.exceptions\.)?OwnerDiedError",
         ),
         hint=_POOL_HINT,
     ),
