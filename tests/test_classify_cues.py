@@ -1822,7 +1822,7 @@ V10: list[Case] = [
 # NCCL's wording), TensorFlow's CudnnRNN, THC's and DyNet's cuBLAS failures, Paddle's and
 # Caffe2's NCCL wrappers, JAX batch dimensions, CatBoost targets and ids, unreadable images, float
 # overflow, PyMC's start point, a loss scaler at zero, and macOS/zsh crash lines.
-V11 = [
+V11: list[Case] = [
     # GPU memory: Paddle's allocator check; thrust's bad_alloc naming CUDA stays GPU memory.
     (
         "paddle.fluid.core_avx.EnforceNotMet: enforce allocating <= available failed, 2147483648 > 1048576000\n at [/paddle/paddle/fluid/platform/gpu_info.cc:216]",
@@ -1864,7 +1864,7 @@ V11 = [
     ),
     # TensorRT's "Cuda failure: 700" is not NCCL's "Cuda failure 700 '...'".
     (
-        "Error Code 1: Cuda Runtime (an illegal memory access was encountered)\nCuda failure: 700",
+        "Error Code 1: Cuda Runtime (an illegal memory access was encountered) Cuda failure: 700",
         "cuda_context_corrupted",
         "cuda-illegal-memory-access",
     ),
@@ -1994,7 +1994,7 @@ V11 = [
 # inputs, DL4J/xgboost/Theano non-finite logs, GPUs too old for Triton/rocBLAS/TensorRT,
 # TensorFlow 1's ops on the CPU, Ray/PBS/pynisher memory limits, ggml's CUDA_CHECK, Spark
 # executors and Ray nodes lost.
-V12 = [
+V12: list[Case] = [
     # Kernel faults named by a bare legacy code or by the kernel log's Xid.
     (
         "Faiss assertion 'err__ == cudaSuccess' failed in ~DeviceTensor() at DeviceTensor-inl.cuh:61; details: CUDA error 77\nAborted (core dumped)",
@@ -2197,7 +2197,7 @@ V12 = [
     (
         'msg="Unable to load cudart CUDA management library libcudart.so.12: cudart init failure: 35"',
         "device_unavailable",
-        "cuda-driver-mismatch",
+        "device-fallback-warning",
     ),
     (
         "InvalidArgumentError: Cannot assign a device to node 'x': Could not satisfy explicit device specification '/device:GPU:1' because no devices matching that specification are registered in this process; available devices: /job:localhost/replica:0/task:0/device:CPU:0",
@@ -2223,7 +2223,7 @@ V12 = [
     (
         "host:1:1 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object file",
         "device_unavailable",
-        "cuda-no-device",
+        "nccl-no-libcuda",
     ),
     # Host memory: TensorFlow 1's op on the CPU, Ray, PBS, pynisher, MXNet, old torch.
     (
@@ -2302,6 +2302,66 @@ V12 = [
         "ray.exceptions.OwnerDiedError: Failed to retrieve object 00ff. The object's owner has exited.",
         "worker_lost",
         "pool-worker-lost",
+    ),
+    # The review's look-alikes: warnings NCCL and Ollama go on after, other nodes' devices,
+    # ordinary wording, AUC on a one-class set, a user's own scaler, statuses by number.
+    (
+        "NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='')\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='')\nKeyError: 'label'",
+        "user_error",
+        None,
+    ),
+    (
+        "level=INFO msg=\"Unable to load cudart CUDA management library libcudart.so.12: cudart init failure: 35\"\nKeyError: 'response'",
+        "user_error",
+        None,
+    ),
+    (
+        'ResourceExhaustedError: OOM when allocating tensor with shape[64,1024] on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n\t [[Node: _recv_x = _Recv[client_terminated=false, recv_device="/job:localhost/replica:0/task:0/device:GPU:0", send_device="/job:localhost/replica:0/task:0/device:CPU:0", _device="/job:localhost/replica:0/task:0/device:GPU:0"]()]]',
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "ValueError: bad allocation strategy 'foo', expected one of 'greedy', 'fair'",
+        "user_error",
+        None,
+    ),
+    (
+        "[0]\tvalidation_0-auc:nan\nValueError: Only one class present in y_true. ROC AUC score is not defined in that case.",
+        "user_error",
+        None,
+    ),
+    (
+        '  File "features/minmax_scaler.py", line 12, in transform\n    return (x - lo) / (hi - lo)\nZeroDivisionError: float division by zero',
+        "user_error",
+        None,
+    ),
+    (
+        "ERROR: CUBLASError(code 13, the GPU program failed to execute)",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    ("cublas.cublasSgemm_v2 error 13", "cublas", "cublas-execution-failed"),
+    (
+        "RuntimeError: cublas runtime error : resource allocation failed at /pytorch/aten/src/THC/THCGeneral.cpp:250",
+        "oom",
+        "cuda-library-alloc-failed",
+    ),
+    (
+        "Check failed: status == CUBLAS_STATUS_SUCCESS (8 vs. 0)",
+        "device_unavailable",
+        "cuda-no-kernel-image",
+    ),
+    ("cudnn.cudnnConvolutionForward error 2", "oom", "cuda-library-alloc-failed"),
+    ("cudnn.cudnnConvolutionBackwardData error 8", "cudnn", "cudnn-execution-failed"),
+    (
+        "Cuda failure: 700\nAborted (core dumped)",
+        "cuda_context_corrupted",
+        "code:cudaErrorIllegalAddress",
     ),
 ]
 

@@ -326,14 +326,15 @@ _CODE_NAME = re.compile(
     r"|RemoteError|InProgress|Timeout))\b"
 )
 # A CUDA error line that may carry a number: "CUDA error: ", "CUDA driver error: ",
-# "cuda runtime error (801) : ", "Cuda failure 710 '", "CUDA error (3): ", "error=74 : ".
+# "cuda runtime error (801) : ", "Cuda failure 710 '", "CUDA error (3): ", "error=74 : ",
+# TensorRT samples' "Cuda failure: 700".
 # Searched only in the few characters before a known message (see _code_hits).
 _CODE_PREFIX_BEFORE = re.compile(
     r"(?:\b(?:CUDA|HIP|Cuda|cuda)(?: (?:driver|runtime|Runtime))? (?:error|failure|Error)"
     r"(?: ?\(?\d{1,5}\)?)?\s*:?\s*'?|\berror=\d{1,5} : |\bfailed with error )\Z"
 )
 _CODE_NUMBER = re.compile(
-    r"\b(?:CUDA|HIP|Cuda|cuda)(?: (?:driver|runtime|Runtime))? (?:error|failure|Error) ?\(?"
+    r"\b(?:CUDA|HIP|Cuda|cuda)(?: (?:driver|runtime|Runtime))? (?:error|failure|Error):? ?\(?"
     r"(?P<num>\d{3,5})\b|\berror=(?P<num2>\d{3,5})\b"
 )
 _CODE_NAME_ANCHORS = (

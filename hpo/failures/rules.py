@@ -540,8 +540,6 @@ RULES: tuple[Rule, ...] = (
             # The driver found no GPU it could drive (dmesg).
             r"NVRM: No NVIDIA graphics adapter probed",
             r"NVRM: The NVIDIA probe routine was not called",
-            # NCCL cannot load the driver's library (WSL without libcuda, a container without the driver).
-            r"NCCL WARN Failed to find CUDA library libcuda\.so",
         ),
         cuda=True,
         cuda_error_type="no_device",
@@ -562,8 +560,6 @@ RULES: tuple[Rule, ...] = (
             r"cudaErrorCompatNotSupportedOnDevice",
             r"PTX was compiled with an unsupported toolchain",
             r"cudaErrorUnsupportedPtxVersion",
-            # Ollama's GPU discovery: cudaErrorInsufficientDriver (35) from cudart's init.
-            r"\bcudart init failure: 35\b",
         ),
         cuda=True,
         cuda_error_type="driver_mismatch",
@@ -674,6 +670,12 @@ RULES: tuple[Rule, ...] = (
             r"Triton only supports devices of CUDA Capability >= \d",
             r"BLAS error: Cannot read [^\n]{0,300}TensileLibrary\w*\.dat",
             r"The engine plan file is generated on an incompatible device",
+            # ARCH_MISMATCH by number (cuBLAS 8, cuDNN 6) or in THC's words.
+            r"== CUBLAS_STATUS_SUCCESS \(8 vs\. 0\)",
+            r"\bcublas runtime error : an absent device architectural feature",
+            r"\bCUBLASError\(code 8\b",
+            r"\bcublas\.cublas\w+ error 8\b",
+            r"\bcudnn\.cudnn\w+ error 6\b",
         ),
         cuda=True,
         cuda_error_type="no_kernel_image",
@@ -820,6 +822,13 @@ RULES: tuple[Rule, ...] = (
             r"(?P<code>(?:CUBLAS|CUDNN|CUSOLVER|CUSPARSE|CUFFT|CURAND)_(?:STATUS_)?ALLOC(?:ATION)?_FAILED)",
             # glog CHECKs on a cuBLAS call (Caffe, MXNet): status 3 is ALLOC_FAILED.
             r"== CUBLAS_STATUS_SUCCESS \(3 vs\. 0\)",
+            # The same status by number or in words: THC, Julia (CUBLASError), Knet (cublas 3, cudnn 2,
+            # curand 102).
+            r"\bcublas runtime error : resource allocation failed",
+            r"\bCUBLASError\(code 3\b",
+            r"\bcublas\.cublas\w+ error 3\b",
+            r"\bcudnn\.cudnn\w+ error 2\b",
+            r"\bcurand\.\w+ error 102\b",
         ),
         cuda=True,
         cuda_error_type="out_of_memory",
@@ -861,7 +870,7 @@ RULES: tuple[Rule, ...] = (
             r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
             r"std::bad_alloc",
             # MSVC's std::bad_alloc::what() ("[LightGBM] [Warning] bad allocation").
-            r"\bbad allocation\b",
+            r"\bbad allocation[ \t]*$",
             r"Unable to allocate \d+(?:\.\d*)? ?[KMGTP]i?B for an array",
             r"Unable to allocate array with shape",
             # Windows: the commit limit (RAM + paging file) is reached.
@@ -906,7 +915,7 @@ RULES: tuple[Rule, ...] = (
             # TensorFlow 1 names the device on the node line below the OOM
             # ("[[Node: ... _device="/job:localhost/replica:0/task:0/cpu:0"]").
             r"\bOOM when allocating tensor[^\n]{0,300}\n\s*\[\[(?:\{\{)?Node: [^\n]{0,600}?"
-            r"_device=\"[^\"\n]{0,100}/(?:device:)?cpu:\d",
+            r"(?<!\w)_device=\"[^\"\n]{0,100}/(?:device:)?cpu:\d",
         ),
     ),
     Rule(
@@ -966,6 +975,18 @@ RULES: tuple[Rule, ...] = (
         cuda_error_type="nccl_error",
     ),
     Rule(
+        "nccl-no-libcuda",
+        FC.DEVICE_UNAVAILABLE,
+        "NCCL could not load the driver's library (libcuda.so)",
+        # A warning after which NCCL may carry on (WSL2 often does): as strong as an NCCL error,
+        # below memory and kernel faults, and yielding to a plain Python error in the text.
+        P_NCCL,
+        text=(r"NCCL WARN Failed to find CUDA library libcuda\.so",),
+        cuda=True,
+        cuda_error_type="no_device",
+        yields_to_plain_error=True,
+    ),
+    Rule(
         "nccl-error",
         FC.NCCL,
         "NCCL error",
@@ -994,7 +1015,7 @@ RULES: tuple[Rule, ...] = (
             # ncclSuccess"); Paddle's EnforceNotMet raised in its NCCL wrappers ("unhandled
             # cuda error at [.../platform/nccl_helper.h:93]").
             r"\benforce fail at [^\]\n]{0,200}\] status == ncclSuccess\b",
-            r"\bat \[[^\]\n]{0,300}?[/\\]nccl_\w+\.(?:h|cc|cu|cu\.cc):\d+\]",
+            r"\bat \[[^\[\]\n]{0,300}?[/\\]nccl_\w+\.(?:h|cc|cu|cu\.cc):\d+\]",
             r"NCCL WARN Bootstrap Root : rank \d+ of \d+ ranks has already checked in",
             r"is setting up NCCL communicator",
             r"ncclUniqueId",
@@ -1074,7 +1095,11 @@ RULES: tuple[Rule, ...] = (
         FC.CUDNN,
         "cuDNN kernel failed to execute (context may be unusable)",
         P_SPECIFIC,
-        text=(r"CUDNN_STATUS_EXECUTION_FAILED",),
+        text=(
+            r"CUDNN_STATUS_EXECUTION_FAILED",
+            # Knet (Julia): the status by number.
+            r"\bcudnn\.cudnn\w+ error 8\b",
+        ),
         sticky=True,
         cuda=True,
         cuda_error_type="cudnn_execution_failed",
@@ -1183,12 +1208,13 @@ RULES: tuple[Rule, ...] = (
         P_SPECIFIC,
         text=(
             r"CUBLAS_STATUS_EXECUTION_FAILED",
-            # THC's wording of the same status.
-            r"cublas runtime error : the GPU program failed to execute",
             # DyNet's CUBLAS_CHECK, status 13 (CUBLAS_STATUS_EXECUTION_FAILED) below the call.
             r"\bCUBLAS failure in cublas\w*\([^\n]{0,600}\n13[ \t]*$",
-            # cuBLAS's own status string (cublasGetStatusString), as Julia's CUBLASError prints it.
+            # cuBLAS's own status string (cublasGetStatusString), as THC's "cublas runtime error :"
+            # and Julia's CUBLASError print it; its number (13) in Julia's and Knet's errors.
             r"\bthe GPU program failed to execute\b",
+            r"\bCUBLASError\(code 13\b",
+            r"\bcublas\.cublas\w+ error 13\b",
             # glog CHECKs on a cuBLAS call (Caffe, MXNet): status 13 is EXECUTION_FAILED.
             r"== CUBLAS_STATUS_SUCCESS \(13 vs\. 0\)",
         ),
@@ -1272,7 +1298,10 @@ RULES: tuple[Rule, ...] = (
             r"\bCURAND Gen \w+ \w+ failed",
             r"\bcu(?:SPARSE|SOLVER|FFT|RAND)(?:Lt)? API failed",
             # Knet (Julia): "curand.curandCreateGenerator error 203".
-            r"\b(?:curand|cusolver|cusparse|cufft)\.\w+ error \d+",
+            r"\bcurand\.\w+ error \d+",
+            r"\bcusolver\.\w+ error \d+",
+            r"\bcusparse\.\w+ error \d+",
+            r"\bcufft\.\w+ error \d+",
         ),
         cuda=True,
         cuda_error_type="math_library_error",
@@ -1402,13 +1431,15 @@ RULES: tuple[Rule, ...] = (
             r"Initial evaluation of model at starting point failed",
             # A dynamic loss scaler that halved its scale to zero after overflow on every step,
             # then divides by it (apex's amp/scaler.py "1. / scale").
-            r"scaler\.py\", line \d+, in \w+\n(?:[^\n]*\n){0,3}?ZeroDivisionError: float "
-            r"division by zero",
+            r"(?:[/\\]amp[/\\]\w*|loss_)scaler\.py\", line \d+, in \w+\n(?:[^\n]*\n){0,2}?"
+            r"ZeroDivisionError: float division by zero",
             # DL4J's score listener; a training loop's bare "NaN detected" line (Theano code).
             r"\bScore at iteration \d+ is NaN\b",
-            r"^\s*NaN detected\s*$",
+            r"^[ \t]*NaN detected[ \t]*$",
             # xgboost's evaluation log with a non-finite metric ("[3]\ttrain-gamma-nloglik:nan").
-            r"^\[\d+\]\s+\w+-\w[\w@.-]*:-?nan\b",
+            # Not AUC or ranking metrics: they are NaN when the evaluation set has one class.
+            r"^\[\d+\]\s+\w+-(?!(?:auc|aucpr|pr-auc|map|ndcg|pre)\b|(?:map|ndcg|pre)@)"
+            r"\w[\w@.-]*:-?nan\b",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -1839,6 +1870,8 @@ RULES: tuple[Rule, ...] = (
             r"No GPU/TPU found, falling back to CPU",
             # JAX: no CUDA backend; torch: a GPU this build has no kernels for.
             r"Unable to initialize backend 'cuda'",
+            # Ollama's GPU discovery (an INFO line, then the CPU): cudaErrorInsufficientDriver.
+            r"\bcudart init failure: 35\b",
             r"Found GPU\s?\d+ [^\n]{1,80} which is of cuda capability [\d.]+\.\s+Minimum and "
             r"Maximum cuda capability supported",
         ),
@@ -1882,7 +1915,7 @@ RULES: tuple[Rule, ...] = (
             r"A worker died or was killed (?:while executing a task )?by an unexpected system error",
             # Windows: loky kills a broken pool's workers with taskkill, which reports the ones
             # already gone ('ERROR: The process "13492" not found.', localised).
-            r'^\W*(?:ERROR: The process "\d+" not found|错误: 没有找到进程 "\d+")',
+            r'^[^\w\n]*(?:ERROR: The process "\d+" not found|错误: 没有找到进程 "\d+")',
             r"The worker died unexpectedly while executing this task",
             r"\bWorkerCrashedError\b",
             # The type named alone (an issue title, a log that kept only the name).
