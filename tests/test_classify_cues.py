@@ -2041,6 +2041,9 @@ V12: list[Case] = [
     ("ERROR: CUBLASError(code 1, the library was not initialized)", "cublas", "cublas-status"),
     ("cublas.cublasSgemm_v2 error 14", "cublas", "cublas-status"),
     ("curand.curandCreateGenerator error 203", "cublas", "cuda-math-library-status"),
+    ("cufft.cufftPlanMany error 5", "cublas", "cuda-math-library-status"),
+    ("cusolver.cusolverDnSgetrf error 7", "cublas", "cuda-math-library-status"),
+    ("ValueError: rcond error 5 in solver", "user_error", None),
     ("cudnn.cudnnConvolutionForward error 3", "cudnn", "cudnn-status"),
     (
         "XlaRuntimeError: INTERNAL: RET_CHECK failure (gemm_algorithm_picker.cc:327) stream->parent()->GetBlasGemmAlgorithms(stream, &algorithms)",
@@ -2167,6 +2170,7 @@ V12: list[Case] = [
     ),
     ("ValueError: No NaN detected in the inputs, but the shapes differ", "user_error", None),
     ("[0]\ttrain-rmse:nan\teval-rmse:nan", "numerical", "numerical-nonfinite"),
+    ("[12]\ttrain-logloss:-nan", "numerical", "numerical-nonfinite"),
     ("[0]\ttrain-rmse:0.52\teval-rmse:0.61\nValueError: bad config", "user_error", None),
     (
         "RuntimeError: Lapack Error in potrf : the leading minor of order 3 is not positive definite",

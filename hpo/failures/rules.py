@@ -828,7 +828,7 @@ RULES: tuple[Rule, ...] = (
             r"\bCUBLASError\(code 3\b",
             r"\bcublas\.cublas\w+ error 3\b",
             r"\bcudnn\.cudnn\w+ error 2\b",
-            r"\bcurand\.\w+ error 102\b",
+            r"\bcurand\.curand\w* error 102\b",
         ),
         cuda=True,
         cuda_error_type="out_of_memory",
@@ -1298,10 +1298,10 @@ RULES: tuple[Rule, ...] = (
             r"\bCURAND Gen \w+ \w+ failed",
             r"\bcu(?:SPARSE|SOLVER|FFT|RAND)(?:Lt)? API failed",
             # Knet (Julia): "curand.curandCreateGenerator error 203".
-            r"\bcurand\.\w+ error \d+",
-            r"\bcusolver\.\w+ error \d+",
-            r"\bcusparse\.\w+ error \d+",
-            r"\bcufft\.\w+ error \d+",
+            r"\bcurand\.curand\w* error \d+",
+            r"\bcusolver\.cusolver\w* error \d+",
+            r"\bcusparse\.cusparse\w* error \d+",
+            r"\bcufft\.cufft\w* error \d+",
         ),
         cuda=True,
         cuda_error_type="math_library_error",
@@ -1439,7 +1439,9 @@ RULES: tuple[Rule, ...] = (
             # xgboost's evaluation log with a non-finite metric ("[3]\ttrain-gamma-nloglik:nan").
             # Not AUC or ranking metrics: they are NaN when the evaluation set has one class.
             r"^\[\d+\]\s+\w+-(?!(?:auc|aucpr|pr-auc|map|ndcg|pre)\b|(?:map|ndcg|pre)@)"
-            r"\w[\w@.-]*:-?nan\b",
+            r"\w[\w@.-]*:nan\b",
+            r"^\[\d+\]\s+\w+-(?!(?:auc|aucpr|pr-auc|map|ndcg|pre)\b|(?:map|ndcg|pre)@)"
+            r"\w[\w@.-]*:-nan\b",
         ),
         types=(r"FloatingPointError",),
     ),
@@ -1915,7 +1917,8 @@ RULES: tuple[Rule, ...] = (
             r"A worker died or was killed (?:while executing a task )?by an unexpected system error",
             # Windows: loky kills a broken pool's workers with taskkill, which reports the ones
             # already gone ('ERROR: The process "13492" not found.', localised).
-            r'^[^\w\n]*(?:ERROR: The process "\d+" not found|错误: 没有找到进程 "\d+")',
+            r'^[^\w\n]*ERROR: The process "\d+" not found',
+            r'^[^\w\n]*错误: 没有找到进程 "\d+"',
             r"The worker died unexpectedly while executing this task",
             r"\bWorkerCrashedError\b",
             # The type named alone (an issue title, a log that kept only the name).
@@ -2035,7 +2038,9 @@ RULES: tuple[Rule, ...] = (
             # The signal named by the IDE ("exit code 138 (interrupted by signal 10: SIGBUS)",
             # macOS numbering) and zsh's job line ("[1]    4939 bus error  python x.py").
             r"interrupted by signal \d+: (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT))",
-            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>bus error|illegal hardware instruction|abort)\s",
+            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>bus error)\s",
+            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>illegal hardware instruction)\s",
+            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>abort)\s",
             r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
             # Not interpreter set-up or shutdown ("init_fs_encoding: failed to get the Python
             # codec", "_enter_buffered_busy: could not acquire lock ... at interpreter shutdown").
