@@ -58,7 +58,10 @@ v12 was then cut in two by source, stratified by class: half A (350 rows) joined
 file and its misses were fixed (table ``v12`` in tests/test_classify_cues.py); half B (343 rows,
 class 277/343 = 80.8% at 21b5fdd) stays here, its texts unread, to measure how far those fixes
 carry. Measured once more at 2c414c8, after those fixes: class 289/343 = 84.3%, stickiness
-341/343 = 99.4%. ``MEASURED_CLASS_FLOOR`` is that figure.
+341/343 = 99.4%.
+
+v13 (77 rows collected blind by two helpers, rules frozen at 9b8e5fd) was added to the
+held-out file next to half B and committed before the rules were run on it.
 """
 
 from __future__ import annotations
@@ -89,7 +92,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = 289 / 343
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -215,8 +218,8 @@ def test_heldout_covers_every_class() -> None:
 @HELDOUT_PENDING
 @pytest.mark.xfail(
     strict=True,
-    reason="the held-out file is half of v12 (343 rows, 8.3% of the corpus): the other half "
-    "joined the training rows; v7, v8 and v10 were stratified fifths",
+    reason="the held-out file is half of v12 and v13 (420 rows, 9.9% of the corpus): v12's "
+    "other half joined the training rows; v7, v8 and v10 were stratified fifths",
 )
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
