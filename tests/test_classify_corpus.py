@@ -61,7 +61,9 @@ carry. Measured once more at 2c414c8, after those fixes: class 289/343 = 84.3%, 
 341/343 = 99.4%.
 
 v13 (77 rows collected blind by two helpers, rules frozen at 9b8e5fd) was added to the
-held-out file next to half B and committed before the rules were run on it.
+held-out file next to half B and committed before the rules were run on it. Measured once at
+9b8e5fd: v13 class 72/77 = 93.5%, stickiness 77/77; half B unchanged at 289/343; the file
+361/420 = 86.0%, stickiness 418/420. ``MEASURED_CLASS_FLOOR`` is the file's figure.
 """
 
 from __future__ import annotations
@@ -92,7 +94,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 361 / 420
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -250,7 +252,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 @HELDOUT_PENDING
 @pytest.mark.xfail(
-    strict=True, reason="held-out v12 half B class accuracy 289/343 = 84.3% < 97% at 2c414c8"
+    strict=True, reason="held-out v12 half B + v13 class accuracy 361/420 = 86.0% < 97% at 9b8e5fd"
 )
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
