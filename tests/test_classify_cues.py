@@ -2227,7 +2227,7 @@ V12: list[Case] = [
     (
         "host:1:1 [0] misc/cudawrap.cc:179 NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='') : libcuda.so: cannot open shared object file",
         "device_unavailable",
-        "nccl-no-libcuda",
+        "device-fallback-warning",
     ),
     # Host memory: TensorFlow 1's op on the CPU, Ray, PBS, pynisher, MXNet, old torch.
     (
@@ -2313,6 +2313,11 @@ V12: list[Case] = [
         "NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='')\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB",
         "oom",
         "cuda-out-of-memory",
+    ),
+    (
+        "NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='')\nSegmentation fault (core dumped)",
+        "segfault",
+        "text-crash",
     ),
     (
         "NCCL WARN Failed to find CUDA library libcuda.so (NCCL_CUDA_PATH='')\nKeyError: 'label'",

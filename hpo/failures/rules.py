@@ -975,18 +975,6 @@ RULES: tuple[Rule, ...] = (
         cuda_error_type="nccl_error",
     ),
     Rule(
-        "nccl-no-libcuda",
-        FC.DEVICE_UNAVAILABLE,
-        "NCCL could not load the driver's library (libcuda.so)",
-        # A warning after which NCCL may carry on (WSL2 often does): as strong as an NCCL error,
-        # below memory and kernel faults, and yielding to a plain Python error in the text.
-        P_NCCL,
-        text=(r"NCCL WARN Failed to find CUDA library libcuda\.so",),
-        cuda=True,
-        cuda_error_type="no_device",
-        yields_to_plain_error=True,
-    ),
-    Rule(
         "nccl-error",
         FC.NCCL,
         "NCCL error",
@@ -1001,7 +989,9 @@ RULES: tuple[Rule, ...] = (
             r"\bncclInvalidArgument\b",
             r"\bncclInvalidUsage\b",
             r"\bncclRemoteError\b",
-            r"NCCL WARN[^\n]{0,200}(?:fail|error|Duplicate GPU|closed by remote peer)",
+            # Not NCCL's start-up warning that libcuda.so is missing (device-fallback-warning).
+            r"NCCL WARN(?! Failed to find CUDA library)[^\n]{0,200}"
+            r"(?:fail|error|Duplicate GPU|closed by remote peer)",
             r"NCCL communicator was aborted",
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
             r"NCCL operation nccl\w+\([^\n]{0,300}\) failed:",
@@ -1041,7 +1031,7 @@ RULES: tuple[Rule, ...] = (
             # NCCL's log lines start with its source file ("misc/socket.cc:441 NCCL WARN"; old
             # releases print "include/socket.h:344 WARN" without the NCCL tag).
             r"\b(?:include|misc|transport|bootstrap|init|proxy|graph|enqueue|net|group|channel)"
-            r"/\w+\.(?:cc|h|cu):\d+ (?:NCCL )?WARN\b",
+            r"/\w+\.(?:cc|h|cu):\d+ (?:NCCL )?WARN\b(?! Failed to find CUDA library)",
             r"\bncclSocket\w+:",
             # A failed NCCL call by name ("ncclCommInitRank() failed", "ncclGroupEnd() failed").
             r"\bnccl[A-Z]?\w+\(\)[^\n]{0,20}\bfailed\b",
@@ -1438,10 +1428,12 @@ RULES: tuple[Rule, ...] = (
             r"^[ \t]*NaN detected[ \t]*$",
             # xgboost's evaluation log with a non-finite metric ("[3]\ttrain-gamma-nloglik:nan").
             # Not AUC or ranking metrics: they are NaN when the evaluation set has one class.
-            r"^\[\d+\]\s+\w+-(?!(?:auc|aucpr|pr-auc|map|ndcg|pre)\b|(?:map|ndcg|pre)@)"
-            r"\w[\w@.-]*:nan\b",
-            r"^\[\d+\]\s+\w+-(?!(?:auc|aucpr|pr-auc|map|ndcg|pre)\b|(?:map|ndcg|pre)@)"
-            r"\w[\w@.-]*:-nan\b",
+            # One cue per spelling, so that ":nan" or ":-nan" is the anchor.
+            *(
+                r"^\[\d+\]\s+\w+-(?!(?:auc|aucpr|pr-auc|map|ndcg|pre)\b|(?:map|ndcg|pre)@)"
+                rf"\w[\w@.-]*:{nan}\b"
+                for nan in ("nan", "-nan")
+            ),
         ),
         types=(r"FloatingPointError",),
     ),
@@ -1874,6 +1866,8 @@ RULES: tuple[Rule, ...] = (
             r"Unable to initialize backend 'cuda'",
             # Ollama's GPU discovery (an INFO line, then the CPU): cudaErrorInsufficientDriver.
             r"\bcudart init failure: 35\b",
+            # NCCL without the driver's library; it may carry on (WSL2 often does).
+            r"NCCL WARN Failed to find CUDA library libcuda\.so",
             r"Found GPU\s?\d+ [^\n]{1,80} which is of cuda capability [\d.]+\.\s+Minimum and "
             r"Maximum cuda capability supported",
         ),
@@ -2038,9 +2032,11 @@ RULES: tuple[Rule, ...] = (
             # The signal named by the IDE ("exit code 138 (interrupted by signal 10: SIGBUS)",
             # macOS numbering) and zsh's job line ("[1]    4939 bus error  python x.py").
             r"interrupted by signal \d+: (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT))",
-            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>bus error)\s",
-            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>illegal hardware instruction)\s",
-            r"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>abort)\s",
+            # One cue per crash, so that each has a literal anchor.
+            *(
+                rf"^(?:zsh: |\[\d+\]\s+\d+ )(?P<code>{crash})\s"
+                for crash in ("bus error", "illegal hardware instruction", "abort")
+            ),
             r"<Signals\.(?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT)): \d+>",
             # Not interpreter set-up or shutdown ("init_fs_encoding: failed to get the Python
             # codec", "_enter_buffered_busy: could not acquire lock ... at interpreter shutdown").
