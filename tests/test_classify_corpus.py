@@ -86,11 +86,13 @@ failures (cuBLAS's and cuDNN's EXECUTION_FAILED in one log) dropped, and the oth
 with the cues in tests/test_classify_cues.py (table ``v14``). ``MEASURED_CLASS_FLOOR`` applies
 to the next split once it has been measured.
 
-The split in the repository is v15: 154 rows collected blind by five helpers while v14's misses
-were being fixed, committed before the rules (frozen at 936301c) were run on it. It is small
-(3.3% of the corpus, 3-17 rows per class): the session's search budget was mostly spent on
-v14, and 25 of the 179 rows collected overlapped training texts. Measured once at 936301c:
-class 140/154 = 90.9%, stickiness 154/154. ``MEASURED_CLASS_FLOOR`` is that figure.
+v15 (154 rows collected blind by five helpers while v14's misses were being fixed, committed
+before the rules, frozen at 936301c, were run on it; 3.3% of the corpus, 3-17 rows per class;
+class 140/154 = 90.9%, stickiness 154/154) went the same way: one older row (v9) was relabelled
+to a new convention (sklearn's metrics given a mix of target types is user_error), and its
+misses were fixed with the cues in tests/test_classify_cues.py (table ``v15``). The held-out
+file is empty while the next split is collected; ``MEASURED_CLASS_FLOOR`` applies to it once it
+has been measured.
 """
 
 from __future__ import annotations
@@ -121,7 +123,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = 140 / 154
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:

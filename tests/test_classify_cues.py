@@ -1,4 +1,4 @@
-"""The cues added for the misses of held-out v5 to v12, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v15, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
 ``h5-...`` to ``h10...``, each with its source). Here each cue is tried on wordings of the same failure that
@@ -1199,10 +1199,11 @@ V9: list[Case] = [
         "data_error",
         "data-label-format",
     ),
+    # Relabelled with v15: a metric given predictions in another form is the code's error.
     (
         "ValueError: Classification metrics can't handle a mix of multiclass and continuous-multioutput targets",
-        "data_error",
-        "data-label-format",
+        "user_error",
+        "user-metric-inputs",
     ),
     (
         "ValueError: You are passing a target array of shape (600, 1) while using as loss `categorical_crossentropy`.",
@@ -2982,6 +2983,148 @@ V14: list[Case] = [
 ]
 
 
+V15: list[Case] = [
+    # R's future: a cluster worker's connection broke and no result came back
+    # (h15H-worker_lost-rfuture-*); a user error relayed by future is not that.
+    (
+        "ClusterFuture (<none>) failed to receive results from cluster RichSOCKnode #3 (PID 1234 on ‘node2’). The reason reported was ‘error reading from connection’.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        'Error: Cannot resolve ClusterFuture (fit_model), because the connection to the worker is corrupt: Connection (connection: index=7, description="<-node3:11000") is no longer valid.',
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "The socket connection to the worker of ClusterFuture future (fit) is lost or corrupted: Connection (connection: index=5) is no longer valid.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("Error in future_lapply(): object 'train_df' not found", "user_error", None),
+    # SoS's local worker killed (h15H-worker_lost-sos-local-worker-killed).
+    ("ERROR: One of the local workers has been killed.", "worker_lost", "pool-worker-lost"),
+    ("ERROR: One of the local workers has been restarted.", "user_error", None),
+    # NCCL's duplicate GPU quoted without its WARN prefix (h15H-nccl-fairchem-duplicate-gpu);
+    # torch's own device_ids check is a user error.
+    (
+        "misc/socket.cc Duplicate GPU detected : rank 5 and rank 4 both on CUDA device 41000",
+        "nccl",
+        "nccl-error",
+    ),
+    ("ValueError: Duplicate GPU ids in device_ids: [0, 0]", "user_error", None),
+    # Intel GPUs: Level Zero / Unified Runtime / PI out of device memory (h15H-oom-ezpz-
+    # aurora-*); host memory and a lost device are not GPU OOM.
+    (
+        "RuntimeError: level_zero backend failed with error: 39 (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 (PI_ERROR_OUT_OF_RESOURCES)",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    ("zeMemAllocDevice failed: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "oom", "cuda-out-of-memory"),
+    (
+        "RuntimeError: level_zero backend failed with error: 38 (UR_RESULT_ERROR_OUT_OF_HOST_MEMORY)",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    (
+        "RuntimeError: level_zero backend failed with error: 20 (UR_RESULT_ERROR_DEVICE_LOST)",
+        "device_unavailable",
+        "gpu-lost",
+    ),
+    # V8's heap limit before the abort (h15J-host_oom-node-heap-abort); a bare abort stays a
+    # crash.
+    (
+        "FATAL ERROR: CALL_AND_RETRY_LAST Allocation failed - JavaScript heap out of memory\n 1: 0x8dc510 node::Abort() [node]\nAborted (core dumped)",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    (
+        "FATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - JavaScript heap out of memory",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    ("Aborted (core dumped)", "segfault", "text-crash"),
+    # slurmstepd's memory-limit kill (h15J-host_oom-slurm-catboost-memlimit); the 'at some
+    # point' note, printed for steps that finish, is not.
+    (
+        "slurmstepd: error: Job 48213 exceeded memory limit (8400000 > 8388608), being killed",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    ("slurmstepd: error: Exceeded job memory limit", "host_oom", "host-memory-monitor"),
+    ("slurmstepd: error: Exceeded step memory limit at some point.", "user_error", None),
+    # torch.distributions constraints that only non-finite or drifting values fail
+    # (h15I-numerical-categorical-simplex-bayestme); a value outside the support is not.
+    (
+        "ValueError: Expected parameter probs (Tensor of shape (64, 10)) of distribution Categorical(probs: torch.Size([64, 10])) to satisfy the constraint Simplex(), but found invalid values:\ntensor([[nan, nan, nan]], grad_fn=<DivBackward0>)",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "ValueError: Expected parameter loc (Tensor of shape (32, 2)) of distribution MultivariateNormal(loc: torch.Size([32, 2]), covariance_matrix: torch.Size([32, 2, 2])) to satisfy the constraint IndependentConstraint(Real(), 1), but found invalid values:",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "ValueError: Expected value argument (Tensor of shape (64,)) to be within the support (IntegerInterval(lower_bound=0, upper_bound=9)) of the distribution Categorical(probs: torch.Size([64, 10])), but found invalid values:",
+        "user_error",
+        None,
+    ),
+    # torch's LAPACK errors before linalg: SVD/eigen not converging, a zero Cholesky pivot
+    # (h15I-numerical-torch-svd-*, h15I-numerical-botorch-cholesky-*); a singular solve or
+    # inverse is not matched.
+    (
+        "RuntimeError: Lapack Error syev : 3 off-diagonal elements didn't converge to zero at /pytorch/aten/src/TH/generic/THTensorLapack.cpp:421",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "RuntimeError: Lapack Error in gesdd : 12 superdiagonals failed to converge. at /opt/conda/conda-bld/pytorch/aten/src/TH/generic/THTensorLapack.cpp:384",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "RuntimeError: Lapack Error in gesv : U(2,2) is zero, singular U. at /pytorch/aten/src/TH/generic/THTensorLapack.cpp:47",
+        "user_error",
+        None,
+    ),
+    (
+        "RuntimeError: cholesky_cuda: For batch 3: U(16,16) is zero, singular U.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    ("RuntimeError: inverse_cuda: For batch 0: U(3,3) is zero, singular U.", "user_error", None),
+    # xgboost's gpu_hist gradient-sum check (h15I-numerical-xgboost-gpu-hist-abs-max).
+    (
+        "xgboost.core.XGBoostError: [10:11:12] /workspace/src/tree/updater_gpu_hist.cu:301: Check failed: abs_max < std::pow(2.0f, 16.0f) (70000 vs. 65536) Labels are too large for this algorithm. Rescale to less than 2^16.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    # CatBoost: NaNs in the evaluation set only (h15I-data_error-catboost-nans-in-test-not-
+    # learn).
+    (
+        "_catboost.CatBoostError: catboost/libs/data/quantization.cpp:2432: There are NaNs in test dataset (feature number 12) but there were no NaNs in learn dataset",
+        "data_error",
+        "data-label-format",
+    ),
+    # sklearn's metrics given probabilities or one-hot rows (h15I-user_error-sklearn-mix-
+    # binary-continuous; the v9 row relabelled to match); a classifier fit on continuous
+    # labels stays data_error.
+    (
+        "ValueError: Classification metrics can't handle a mix of multilabel-indicator and multiclass targets",
+        "user_error",
+        "user-metric-inputs",
+    ),
+    ("ValueError: Unknown label type: 'continuous'", "data_error", "data-label-format"),
+    ("slurmstepd: error: Exceeded job memory limit at some point.", "user_error", None),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3000,6 +3143,7 @@ TABLES: dict[str, list[Case]] = {
     "v12": V12,
     "v12b": V12B,
     "v14": V14,
+    "v15": V15,
 }
 
 

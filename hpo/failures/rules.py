@@ -335,6 +335,8 @@ RULES: tuple[Rule, ...] = (
             r"Unable to determine the device handle for GPU",
             r"NVIDIA-SMI has failed because it couldn'?t communicate with the NVIDIA driver",
             r"\bXid\b[^\n]{0,40}\b79\b",
+            # Intel GPUs: Level Zero and the Unified Runtime lost the device (hang, reset, removed).
+            r"\b(?:UR|ZE)_RESULT_ERROR_DEVICE_LOST\b",
         ),
         cuda=True,
         cuda_error_type="gpu_lost",
@@ -852,6 +854,12 @@ RULES: tuple[Rule, ...] = (
             # MXNet's pooled storage manager ("pooled_storage_manager.h:107: cudaMalloc failed: out of
             # memory", which pastes may wrap).
             r"\bpooled_storage_manager\.h:\d+: cudaMalloc fail\s?ed: out of memory",
+            # Intel GPUs (torch XPU, SYCL): Level Zero and the Unified Runtime out of device
+            # memory ("level_zero backend failed with error: 40 (UR_RESULT_ERROR_OUT_OF_RESOURCES)").
+            r"\bUR_RESULT_ERROR_OUT_OF_RESOURCES\b",
+            r"\bUR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
+            r"\bZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
+            r"\bPI_ERROR_OUT_OF_RESOURCES\b",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", r"cupy\.cuda\.memory\.OutOfMemoryError"),
         cuda=True,
@@ -939,6 +947,11 @@ RULES: tuple[Rule, ...] = (
             # Windows' paging-file error in German (WinError 1455); Paddle's system allocator (errno 12).
             r"\bDie Auslagerungsdatei ist zu klein\b",
             r"\bFail to alloc memory of \d+ size, error code is 12\b",
+            # V8 (Node.js tools a pipeline runs) at its heap limit, before it aborts; Level Zero's
+            # and the Unified Runtime's host memory.
+            r"\bJavaScript heap out of memory\b",
+            r"\bReached heap limit Allocation failed\b",
+            r"\b(?:UR|ZE)_RESULT_ERROR_OUT_OF_HOST_MEMORY\b",
         ),
         types=(
             r"(?:[\w.]*\.)?MemoryError",
@@ -1008,6 +1021,11 @@ RULES: tuple[Rule, ...] = (
             r"\bMemout \(used more than \d+ ?MB\)",
             # YARN's memory enforcement killing a Spark executor's container.
             r"\bContainer killed by YARN for exceeding (?:physical )?memory limits\b",
+            # Slurm's cgroup memory enforcement ("slurmstepd: error: StepId=7284712.0 exceeded
+            # memory limit (1295467052032 > 1288490188800), being killed"). Not the bare "Exceeded
+            # step memory limit at some point", which Slurm also prints for steps that finish.
+            r"\bexceeded memory limit \(\d+ > \d+\), being killed\b",
+            r"\bslurmstepd: error: Exceeded job memory limit(?! at some point)",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -1047,6 +1065,8 @@ RULES: tuple[Rule, ...] = (
             r"NCCL WARN(?!ing\(error\))(?! Failed to find CUDA library)[^\n]{0,200}"
             r"(?:fail|error|Duplicate GPU|closed by remote peer)",
             r"NCCL communicator was aborted",
+            # NCCL's invalid usage: two ranks on one GPU (quoted without the WARN prefix).
+            r"\bDuplicate GPU detected\s*: rank \d+ and rank \d+ both on\b",
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
             r"NCCL operation nccl\w+\([^\n]{0,300}\) failed:(?! Unable to load NCCL library)",
             # BytePS's NCCL manager checking a CUDA call; AWS Neuron's collectives (its NCCL).
@@ -1466,7 +1486,10 @@ RULES: tuple[Rule, ...] = (
             r"grad(?:ient)?s? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
             r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
             # torch.distributions: the Real() constraint of loc fails only for NaN.
-            r"to satisfy the constraint Real\(\), but found invalid values",
+            # Categorical normalises probs before the Simplex() check, so only negative, NaN
+            # or drifting entries fail it.
+            r"to satisfy the constraint (?:Real\(\)|IndependentConstraint\(Real\(\), \d+\)"
+            r"|Simplex\(\)), but found invalid values",
             r"The parameter (?:loc|scale|probs|logits|concentration|rate) has invalid values",
             # A tensor printed whole NaN ("[nan, nan, nan,  ..., nan, nan, nan]").
             r"\[nan, nan, nan,\s+\.\.\., nan, nan, nan\]",
@@ -1516,6 +1539,14 @@ RULES: tuple[Rule, ...] = (
             r"\bNanGuardMode found an error\b",
             r"(?-i:\bLOSS EXPLOSION\b)",
             r"\bLinAlgError: SVD did not converge\b",
+            # torch's LAPACK errors before linalg ("Lapack Error gesdd : 1 superdiagonals failed to
+            # converge"; "syev : 2 off-diagonal elements didn't converge to zero"; a Cholesky
+            # factor with a zero pivot, "cholesky_cpu: For batch 0: U(8,8) is zero, singular U").
+            r"\bLapack Error (?:in )?\w+ : \d+ (?:superdiagonals|off-diagonal elements) "
+            r"(?:failed to|didn't) converge",
+            r"\bcholesky_(?:cpu|cuda): (?:For batch \d+: )?U\(\d+,\d+\) is zero, singular U\b",
+            # xgboost's gpu_hist refusing gradient sums past 2^16 (reg:gamma, large targets).
+            r"\bLabels are too large for this algorithm\. Rescale to less than 2\^16\b",
             # torch.multinomial on probabilities a diverged policy made negative or NaN; scipy's
             # assignment on a NaN cost matrix; TensorFlow's Cholesky on a covariance gone non-finite.
             r"\binvalid multinomial distribution \(encountering probability entry (?:< 0|= infinity or NaN)\)",
@@ -1598,7 +1629,6 @@ RULES: tuple[Rule, ...] = (
             r"ArrowInvalid: Column \d+: In chunk \d+: Invalid",
             # spaCy: the gold annotations cannot be reached by the parser.
             r"\[E024\] Could not find an optimal move to supervise the parser",
-            r"Classification metrics can't handle a mix of [\w-]+ and [\w-]+ targets",
             r"You are passing a target array of shape \(\d+, ?\d*\) while using as loss",
             # Arrow (datasets, pandas): a column's values do not fit its type or length.
             r"ArrowInvalid: Could not convert [^\n]{1,200} with type \w+: tried to convert to",
@@ -1620,6 +1650,9 @@ RULES: tuple[Rule, ...] = (
             # CatBoost reading a string in a column not declared categorical ("Cannot convert 'b'Y'' to
             # float", raised from _catboost._FloatOrNan).
             r"\b_catboost\._FloatOrNanFromString\(\)",
+            # CatBoost: an evaluation set with missing values where the learn set has none.
+            r"\bThere are NaNs in test dataset \(feature number \d+\) but there were no NaNs "
+            r"in learn dataset\b",
         ),
         hint=(
             "Classification losses take integer class indices of shape (batch,): convert "
@@ -1872,6 +1905,19 @@ RULES: tuple[Rule, ...] = (
         "None usually means a missing metric key.",
     ),
     Rule(
+        "user-metric-inputs",
+        FC.USER_ERROR,
+        "a metric was given predictions in another form than the labels",
+        P_SPECIFIC,
+        text=(
+            # sklearn's metrics: probabilities or one-hot rows passed where labels are expected
+            # (see the labelling conventions).
+            r"Classification metrics can't handle a mix of [\w-]+ and [\w-]+ targets",
+        ),
+        hint="Pass the metric class labels, as the targets are: threshold probabilities "
+        "(proba > 0.5) or take argmax of scores and one-hot rows first.",
+    ),
+    Rule(
         "pool-result-unpicklable",
         FC.USER_ERROR,
         "a process pool could not unpickle a task's result",
@@ -2111,6 +2157,14 @@ RULES: tuple[Rule, ...] = (
             r"\bscheduled cores? [\d, ]+ did not deliver results\b",
             r"\bparallel function calls? did not deliver (?:a )?results?\b",
             r"\bPost-mortem diagnostic: No process exists with this PID\b",
+            # R's future: the connection to a cluster worker broke, no result came back
+            # ("MultisessionFuture (<none>) failed to receive results from cluster RichSOCKnode #1
+            # ... error reading from connection"; "the connection to the worker is corrupt").
+            r"(?-i:Future) \([^)\n]{0,80}\) failed to (?:receive (?:message )?results|check(?:ing)? "
+            r"resolved) from cluster\b",
+            r"\bconnection to the worker (?:of [^\n]{1,80} )?is (?:lost|corrupt)",
+            # SoS workflows.
+            r"\bOne of the local workers has been killed\b",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
