@@ -1,4 +1,4 @@
-"""The cues added for the misses of held-out v5 to v15, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v16, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
 ``h5-...`` to ``h10...``, each with its source). Here each cue is tried on wordings of the same failure that
@@ -3125,6 +3125,197 @@ V15: list[Case] = [
 ]
 
 
+V16: list[Case] = [
+    # DeepSpeed's transformer kernels print the cuBLAS status by number (h16A-ds454-*); the
+    # line without a status names nothing.
+    (
+        "!!!! kernel execution error. (m: 1024, n: 512, k: 1024, error: 14)",
+        "cublas",
+        "cublas-status",
+    ),
+    (
+        "!!!! kernel execution error. (m: 4096, n: 8, k: 4096, error: 13)",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    ("!!!! kernel execution error.", "user_error", None),
+    # ATen's cuDNN code asserting that a cuDNN graph ran (h16B-sdpa-mha-assert); an internal
+    # assert elsewhere in ATen is not cuDNN's.
+    (
+        'RuntimeError: graph.execute(handle, variant_pack, workspace.data_ptr()).is_good() INTERNAL ASSERT FAILED at "/pytorch/aten/src/ATen/native/cudnn/Conv_v8.cpp":388, please report a bug to PyTorch.',
+        "cudnn",
+        "cudnn-status",
+    ),
+    (
+        'RuntimeError: !grad_output.is_nested() INTERNAL ASSERT FAILED at "/pytorch/aten/src/ATen/native/nested/NestedTensorBackward.cpp":164, please report a bug to PyTorch.',
+        "user_error",
+        None,
+    ),
+    # torch < 1.2's dtype wording, for the target only (h16F-maml-nll-target-int, h16F-kth-
+    # nll-target-byte); a Float/Double mix in other arguments is the code's.
+    (
+        "RuntimeError: Expected object of scalar type Long but got scalar type Float for argument #2 'target' in call to _thnn_nll_loss_forward",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "RuntimeError: Expected object of scalar type Float but got scalar type Double for argument #2 'mat2'",
+        "user_error",
+        None,
+    ),
+    # torchvision's degenerate boxes (h16F-tv5163-invalid-box, h16F-tv8376-visdrone-box);
+    # xgboost's classes check quoted either way (h16F-skada-xgb-invalid-classes).
+    (
+        "AssertionError: All bounding boxes should have positive height and width. Found invalid box [10.0, 20.0, 10.0, 45.0] for target at index 3.",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "ValueError: Invalid classes inferred from unique values of `y`.  Expected: [0 1], got [1 2]",
+        "data_error",
+        "data-label-format",
+    ),
+    # Non-finite predictions and outputs (h16F-evalml-r2-ypred-nan, h16F-euroeval-nan-
+    # outputs).
+    ("ValueError: Input y_pred contains NaN.", "numerical", "numerical-nonfinite"),
+    ("ValueError: y_predicted contains NaN or infinity", "numerical", "numerical-nonfinite"),
+    ("RuntimeError: NaN values detected in the model's logits", "numerical", "numerical-nonfinite"),
+    (
+        "ValueError: Input contains NaN, infinity or a value too large for dtype('float64').",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    # Anomaly mode naming any node, also broken across lines by a paste (h16F-pt46155-anomaly-
+    # stackbackward-pl); the in-place error it often precedes stays user_error.
+    (
+        'Warning: Error detected in CopySlices. Traceback of forward call that caused the error:\n  File "train.py", line 10, in <module>',
+        "numerical",
+        "numerical-anomaly-mode",
+    ),
+    (
+        "[W python_anomaly_mode.cpp:104] Warning: Error detected in ConvolutionBack\nward0. Traceback of forward call that caused the error:",
+        "numerical",
+        "numerical-anomaly-mode",
+    ),
+    (
+        "RuntimeError: one of the variables needed for gradient computation has been modified by an inplace operation: [torch.cuda.FloatTensor [64]] is at version 3; expected version 2 instead.",
+        "user_error",
+        "user-inplace-modified",
+    ),
+    # Ray's memory monitor, newer wording (h16E-vllm-rayworker-mem-threshold).
+    (
+        "Memory on the node (IP: 10.0.0.5, ID: abc) where the task (task ID: 1f, name=train_fn, pid=901, memory used=30.10GB) was running was 60.5GB / 63.6GB (0.951), which exceeds the memory usage threshold of 0.95. Ray killed this worker (ID: 9c) because it was the most recently scheduled task",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    # RAFT's NCCL wrapper and NCCL's mismatched collectives (h16C-cuml4741-raft-nccl-init,
+    # h16C-nccl296-mismatched-collective); a table of NCCL codes in code is nothing.
+    (
+        "RuntimeError: NCCL_ERROR: b'remote process exited or there was a network error'",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "init.cc:1247 NCCL WARN Mismatched collective detected, please check your collective calls at and around rank 3.",
+        "nccl",
+        "nccl-error",
+    ),
+    ("NCCL_ERROR_CODES = {0: 'ncclSuccess'}", "user_error", None),
+    # Time limits outside NCCL (h16C-*-timeout): Dask's connect limit (not a refused
+    # connection), rabit, Ray Train's worker-group start, pytest-timeout, stopit.
+    (
+        "OSError: Timed out trying to connect to 'tcp://10.1.2.3:8786' after 30 s: connect() didn't finish in time",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "OSError: Could not connect to 'tcp://10.1.2.3:8786': [Errno 111] Connection refused",
+        "user_error",
+        None,
+    ),
+    (
+        "xgboost.core.XGBoostError: [10:00:00] /workspace/rabit/src/allreduce_base.cc:392: Poll timeout",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "ray.train.WorkerGroupStartupTimeoutError: The worker group startup timed out after 60.0 seconds waiting for 4 workers.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "FAILED tests/test_train.py::test_long_epoch - Failed: Timeout >300.0s",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "+++++++++++++++++++++++++++++++++++ Timeout ++++++++++++++++++++++++++++++++++++",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    ("stopit.utils.TimeoutException", "timeout", "distributed-time-limit"),
+    # Spark's executor lost for no stated cause; Colab's, VS Code's and Jupyter server's
+    # kernel restarts (h16E-xgb4j-spark-worker-lost, h16E-*-kernel-*, h16E-ultralytics-colab-
+    # session-restart); Colab's RAM message stays host_oom.
+    (
+        "org.apache.spark.SparkException: Job aborted due to stage failure: Task 3 in stage 2.0 failed 4 times, most recent failure: Lost task 3.3 in stage 2.0: ExecutorLostFailure (executor 7 exited unrelated to the running tasks) Reason: Container marked as failed",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("Your session crashed. Automatically restarting.", "worker_lost", "pool-worker-lost"),
+    ("Your session crashed after using all available RAM.", "host_oom", "host-memory-monitor"),
+    (
+        "10:01:02.123 [error] Disposing session as kernel process died ExitCode: 1, Reason:",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "[I 2024-01-01 10:00:00.000 ServerApp] KernelRestarter: restarting kernel (1/5), keep random ports",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "WARNING:root:kernel 4222e7b2-aca5-4c53-972e-ea8892e41d74 restarted",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    # loky failing to unpickle a task is the code's, like a result (h16E-*-loky-task-
+    # unserialize).
+    (
+        "joblib.externals.loky.process_executor.BrokenProcessPool: A task has failed to un-serialize. Please ensure that the arguments of the function are all picklable.",
+        "user_error",
+        "pool-result-unpicklable",
+    ),
+    # A script srun could not execute (h16G-slurm-execve-missing-script); srun's short
+    # 'Terminating StepId' form after a task exited; a bare cancel stays interrupted.
+    (
+        "slurmstepd: error: execve(): train.py: Permission denied\nsrun: error: node1: task 0: Exited with exit code 13\nsrun: Terminating StepId=42.0\nslurmstepd: error: *** STEP 42.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 ***",
+        "user_error",
+        "user-launch-failed",
+    ),
+    (
+        "srun: error: node1: task 3: Exited with exit code 1\nsrun: Terminating StepId=77.0\nslurmstepd: error: *** STEP 77.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 ***",
+        "worker_lost",
+        "slurm-step-killed-after-task",
+    ),
+    (
+        "slurmstepd: error: *** STEP 77.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 ***",
+        "interrupted",
+        "text-interrupted",
+    ),
+    # EGL finding no CUDA device (h16G-habitat-egl-cuda-device-cancelled).
+    (
+        "Platform::WindowlessEglApplication::tryCreateContext(): unable to find CUDA device 0 among 2 EGL devices in total",
+        "device_unavailable",
+        "cuda-invalid-device-ordinal",
+    ),
+    # A Windows tool's access violation (h16E-xformers-win-ptxas-access-violation); another
+    # NTSTATUS is not matched.
+    ("error   : 'cicc' died with status 0xC0000005 (ACCESS_VIOLATION)", "segfault", "text-crash"),
+    ("error   : 'ptxas' died with status 0xC0000409", "user_error", None),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3144,6 +3335,7 @@ TABLES: dict[str, list[Case]] = {
     "v12b": V12B,
     "v14": V14,
     "v15": V15,
+    "v16": V16,
 }
 
 

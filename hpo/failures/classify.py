@@ -378,7 +378,7 @@ _LONGER_MESSAGES = {
 
 # A CUDA library's status printed by number, spelling by spelling: glog CHECKs (Caffe, MXNet),
 # Julia (CUDA.jl's CUBLASError, Knet's "cublas.cublasSgemm_v2 error 13"), DyNet's CUBLAS_CHECK
-# (the status on the line below the call, glued to the line before it), Marian, Paddle.
+# (the status on the line below the call, glued to the line before it), Marian, Paddle, DeepSpeed.
 _NUMBERED_STATUSES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
     (library, anchor, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
     for library, anchor, pattern in (
@@ -394,6 +394,12 @@ _NUMBERED_STATUSES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         ("cudnn", "cudnn.cudnn", r"\bcudnn\.cudnn\w+ error (\d+)"),
         ("cudnn", "cudnn error(", r"\bCUDNN error\((\d+)\)"),
         ("curand", "curand.curand", r"\bcurand\.curand\w* error (\d+)"),
+        # DeepSpeed's transformer kernels (csrc/transformer/cublas_wrappers.cu).
+        (
+            "cublas",
+            "!!!! kernel execution error.",
+            r"^!!!! kernel execution error\. \(m: \d+, n: \d+, k: \d+, error: (\d+)\)",
+        ),
     )
 )
 

@@ -672,6 +672,8 @@ RULES: tuple[Rule, ...] = (
             r"hipErrorInvalidDevice\b",
             # IPEX selecting an XPU that does not exist ("dpcppSetDevice: device_id is out of range").
             r"\bdpcppSetDevice: device_id is out of range\b",
+            # EGL rendering (habitat-sim, Magnum) asked for a CUDA device it cannot see.
+            r"\bunable to find CUDA device \d+ among \d+ EGL devices\b",
         ),
         cuda=True,
         cuda_error_type="invalid_device",
@@ -1014,6 +1016,7 @@ RULES: tuple[Rule, ...] = (
             r"\bray-oom-prevention\b",
             # Ray's memory monitor ("2 worker(s) were killed due to the node running low on memory").
             r"worker\(s\) were killed due to the node running low on memory",
+            r"\bwhich exceeds the memory usage threshold of [\d.]+\. Ray killed this worker\b",
             r"^OOM kill reason: ",
             # PBS's memory limit; pynisher's (auto-sklearn's) memory limit.
             r"PBS: job killed: (?:p?v?mem|mem job total)[^\n]{0,60}exceeded limit",
@@ -1063,8 +1066,10 @@ RULES: tuple[Rule, ...] = (
             # nor XLA quoting NCCL's last warning ("Last NCCL warning(error) log entry (may be
             # unrelated)").
             r"NCCL WARN(?!ing\(error\))(?! Failed to find CUDA library)[^\n]{0,200}"
-            r"(?:fail|error|Duplicate GPU|closed by remote peer)",
+            r"(?:fail|error|Duplicate GPU|closed by remote peer|Mismatched collective)",
             r"NCCL communicator was aborted",
+            # RAFT/cuML's NCCL wrapper ("RuntimeError: NCCL_ERROR: b'unhandled system error'").
+            r"\bNCCL_ERROR: b?['\"]",
             # NCCL's invalid usage: two ranks on one GPU (quoted without the WARN prefix).
             r"\bDuplicate GPU detected\s*: rank \d+ and rank \d+ both on\b",
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
@@ -1267,6 +1272,9 @@ RULES: tuple[Rule, ...] = (
             r"\breason: A call to cuDNN failed\b",
             # TensorFlow's CudnnRNN ("Failed to call ThenRnnForward with model config").
             r"\bFailed to call ThenRnn(?:Forward|Backward)\b",
+            # ATen's cuDNN code asserting that a cuDNN call or graph succeeded ("mha_graph->
+            # execute(...).is_good() INTERNAL ASSERT FAILED at .../ATen/native/cudnn/MHA.cpp").
+            r"INTERNAL ASSERT FAILED at \"[^\"\n]{0,300}/ATen/native/cudnn/\w+\.cpp\"",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
         cuda=True,
@@ -1509,6 +1517,10 @@ RULES: tuple[Rule, ...] = (
             r"not positive definite, even with jitter",
             # A library's finiteness check on its input or labels (see the labelling conventions).
             r"Input [Xy] contains (?:NaN|infinity)",
+            # The same check named after predictions (sklearn's older wording, evalml), and a
+            # benchmark's check on model outputs.
+            r"\b(?:Input )?y_pred(?:icted)? contains (?:NaN|infinity)",
+            r"\bNaN (?:values? )?detected in (?:the )?model(?:'s)? (?:outputs?|logits|predictions)\b",
             r"Label contains NaN, infinity or a value too large",
             # A NaN traced to an autograd node ("NaN in LogSoftmaxBackward0").
             r"\bNaNs? (?:in|from|at) (?:the )?\w*Backward\d*\b",
@@ -1606,13 +1618,17 @@ RULES: tuple[Rule, ...] = (
         text=(
             # The loss wants class indices (Long), one label per sample.
             r"expected scalar type Long but found \w+",
+            # torch < 1.2's wording, for the target argument only (a Float/Double mix between
+            # other arguments is the code's error).
+            r"Expected object of scalar type Long but got scalar type \w+ for argument #\d+ "
+            r"'(?:target|targets|label|labels|y)'",
             r"\"nll_loss\w*\" not implemented for '\w+'",
             r"multi-target not supported",
             # xgboost's label checks.
             r"label must consist of integer labels",
             r"labels are not correctly provided",
             r"NaN values are not supported for target",
-            r"Invalid classes inferred from unique values of `y`",
+            r"Invalid classes inferred from unique values of [`']y[`']",
             r"The number of classes has to be greater than one",
             r"Missing values like \"[^\"\n]{1,20}\" are not supported for target",
             r"\bTarget Labels for \w+ must be\b",
@@ -1650,6 +1666,8 @@ RULES: tuple[Rule, ...] = (
             # CatBoost reading a string in a column not declared categorical ("Cannot convert 'b'Y'' to
             # float", raised from _catboost._FloatOrNan).
             r"\b_catboost\._FloatOrNanFromString\(\)",
+            # torchvision's detection models: a target box with no area (x2 <= x1 or y2 <= y1).
+            r"\bAll bounding boxes should have positive height and width\b",
             # CatBoost: an evaluation set with missing values where the learn set has none.
             r"\bThere are NaNs in test dataset \(feature number \d+\) but there were no NaNs "
             r"in learn dataset\b",
@@ -1845,6 +1863,19 @@ RULES: tuple[Rule, ...] = (
         hint=_MISUSE_HINT,
     ),
     Rule(
+        "user-launch-failed",
+        FC.USER_ERROR,
+        "the launcher could not start the program",
+        # Above srun's step ending and the cancel that follow it.
+        P_SPECIFIC,
+        text=(
+            r"\bslurmstepd: error: execve\(\): [^\n]{1,300}: (?:No such file or directory"
+            r"|Permission denied)",
+        ),
+        hint="The script or program the scheduler was told to run is missing or not executable "
+        "on the node: check its path (relative to the job's working directory) and mode.",
+    ),
+    Rule(
         "user-spawn-main-guard",
         FC.USER_ERROR,
         "a child process was started without the __main__ guard (spawn)",
@@ -1920,12 +1951,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "pool-result-unpicklable",
         FC.USER_ERROR,
-        "a process pool could not unpickle a task's result",
+        "a process pool could not unpickle a task or its result",
         P_SPECIFIC,
         text=(
             # loky's BrokenProcessPool message, and its remote traceback: the error was raised
             # while the pool read a result back, not by a worker dying.
-            r"\bA result has failed to un-serialize\b",
+            r"\bA (?:result|task) has failed to un-serialize\b",
             r"\bresult_item = result_reader\.recv\(\)\n[^\n]*\n[^\n]*_ForkingPickler\.loads\(",
         ),
         hint="Return only picklable objects from the function the pool runs (plain data, not "
@@ -1979,12 +2010,20 @@ RULES: tuple[Rule, ...] = (
             # JAX's shutdown barrier with the coordination service (a peer never arrived): the final
             # exception, below a numerical or data error raised before the shutdown.
             r"\bXlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded\b",
+            # Dask's comm connect limit; xgboost's rabit collectives; Ray Train's worker-group
+            # start; pytest-timeout.
+            r"\bTimed out trying to connect to '[^'\n]{1,200}' after [\d.]+ s\b",
+            r"\brabit\b[^\n]{0,300}: Poll timeout\b",
+            r"\bworker group startup timed out after [\d.]+ seconds\b",
+            r"\bFailed: Timeout >[\d.]+s\b",
+            r"^\+{5,} Timeout \+{5,}$",
         ),
         types=(
             r"(?:asyncio\.(?:exceptions\.)?|concurrent\.futures\.(?:_base\.)?)?TimeoutError",
             r"(?:ray\.exceptions\.)?GetTimeoutError",
-            # pynisher's per-run limits (auto-sklearn, SMAC).
+            # pynisher's per-run limits (auto-sklearn, SMAC); stopit's (TPOT's per-pipeline limit).
             r"(?:pynisher\.[\w.]*\.)?(?:Cpu|Wall)TimeoutException",
+            r"(?:stopit\.(?:utils\.)?)?TimeoutException",
         ),
     ),
     Rule(
@@ -2032,7 +2071,7 @@ RULES: tuple[Rule, ...] = (
         text=(
             # detect_anomaly's warning names the node; it is on because NaNs were being hunted,
             # but it also precedes other backward errors, so this is weak evidence.
-            r"Error detected in \w+Backward\d*\. (?:Traceback of forward call|No forward pass)",
+            r"Error detected in \w+(?:\n\w+)?\. (?:Traceback of forward call|No forward pass)",
         ),
     ),
     Rule(
@@ -2149,11 +2188,18 @@ RULES: tuple[Rule, ...] = (
             r"has been marked dead because the (?:detector|monitor) has missed too many heartbeats",
             r"The object's owner has exited\b",
             # A Spark executor lost with no cause named; a Ray task whose node died.
-            r"\bExecutorLostFailure \(executor \S+ exited caused by one of the running tasks\)",
+            r"\bExecutorLostFailure \(executor \S+ exited (?:caused by one of|unrelated to) the "
+            r"running tasks\)",
             r"\bTask failed because the node it was running on is dead or unavailable\b",
             # Julia Distributed, Jupyter's kernel, R's parallel (mclapply, future, rslurm).
             r"^[ \t|]*Worker \d+ terminated\.[ \t]*$",
             r"\bThe kernel appears to have died\. It will restart automatically\b",
+            # Colab's runtime, VS Code's and Jupyter server's kernel restarts (no cause named;
+            # "Your session crashed after using all available RAM" is host_oom).
+            r"\bYour session crashed\. Automatically restarting\b",
+            r"\bDisposing session as kernel process died\b",
+            r"\bkernel [0-9a-f]{8}-[0-9a-f-]{27} restarted\b",
+            r"\bKernelRestarter: restarting kernel \(\d+/\d+\)",
             r"\bscheduled cores? [\d, ]+ did not deliver results\b",
             r"\bparallel function calls? did not deliver (?:a )?results?\b",
             r"\bPost-mortem diagnostic: No process exists with this PID\b",
@@ -2264,6 +2310,7 @@ RULES: tuple[Rule, ...] = (
             # codec", "_enter_buffered_busy: could not acquire lock ... at interpreter shutdown").
             r"Fatal Python error: (?!_enter_buffered_busy|init_|_?Py_Initialize|_PyImport)\w+: ",
             r"0xC0000005: Access violation",
+            r"\bdied with status 0xC0000005 \(ACCESS_VIOLATION\)",
             r"\bucrtbase!abort\b",
             r"Fatal Python error: (?P<code>Aborted|Bus error|Illegal instruction"
             r"|Floating point exception)",
@@ -2411,7 +2458,7 @@ RULES: tuple[Rule, ...] = (
         P_TEXT_SIGNAL + 1,
         text=(
             r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*\n(?:[^\n]*\n){0,3}?"
-            r"[^\n]*_step_signal: Terminating StepId=\S+\n[^\n]*\*\*\* STEP \S+ ON \S+ CANCELLED AT ",
+            r"[^\n]*\bTerminating StepId=\S+\n[^\n]*\*\*\* STEP \S+ ON \S+ CANCELLED AT ",
         ),
         yields_to_plain_error=True,
     ),
