@@ -1,4 +1,4 @@
-"""The cues added for the misses of held-out v5 to v16, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v17, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
 ``h5-...`` to ``h10...``, each with its source). Here each cue is tried on wordings of the same failure that
@@ -693,7 +693,7 @@ V8: list[Case] = [
         "cudnn",
         "cudnn-status",
     ),
-    ("UNIMPLEMENTED: DNN library is not found.", "cudnn", "cudnn-library-missing"),
+    ("UNIMPLEMENTED: DNN library is not found.", "user_error", "cudnn-library-missing"),
     (
         "RuntimeError: UNKNOWN: Failed to determine best cudnn convolution algorithm: INTERNAL: All algorithms tried",
         "cudnn",
@@ -1078,12 +1078,12 @@ V9: list[Case] = [
     ),
     (
         "Could not load dynamic library 'cudnn64_8.dll'; dlerror: cudnn64_8.dll not found",
-        "cudnn",
+        "user_error",
         "cudnn-library-missing",
     ),
     (
         "Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!",
-        "cudnn",
+        "user_error",
         "cudnn-library-missing",
     ),
     ("Check failed: status == CUDNN_STATUS_SUCCESS (4 vs. 0)", "cudnn", "cudnn-status"),
@@ -1451,12 +1451,12 @@ V10: list[Case] = [
     ("UNKNOWN: <unknown cudnn status: 5003>", "cudnn", "cudnn-status"),
     (
         "Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!",
-        "cudnn",
+        "user_error",
         "cudnn-library-missing",
     ),
     (
         'OSError: [WinError 126] The specified module could not be found. Error loading\n"C:\\venv\\lib\\site-packages\\torch\\lib\\cudnn_adv_infer64_8.dll" or one of its dependencies.',
-        "cudnn",
+        "user_error",
         "cudnn-library-missing",
     ),
     (
@@ -2522,7 +2522,7 @@ V12B: list[Case] = [
     # WSL: cuDNN's sub-library cannot find the driver's libcuda.so; that is cuDNN's failure.
     (
         "Could not load library libcudnn_ops_infer.so.8. Error: libcuda.so: cannot open shared object file: No such file or directory",
-        "cudnn",
+        "user_error",
         "cudnn-library-missing",
     ),
     (
@@ -3316,6 +3316,92 @@ V16: list[Case] = [
 ]
 
 
+V17: list[Case] = [
+    # A cuDNN library that cannot be loaded is an installation problem, user_error like NCCL's
+    # (h17A-faster-whisper-libcudnn-ops-infer-missing; 25 older rows relabelled); cuDNN
+    # failing at run time stays cudnn.
+    (
+        "Could not load library libcudnn_cnn_infer.so.8. Error: libcudnn_cnn_infer.so.8: cannot open shared object file: No such file or directory",
+        "user_error",
+        "cudnn-library-missing",
+    ),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "cudnn", "cudnn-not-initialized"),
+    # abseil's failure signal handler (Ray, TensorFlow) reporting a stop signal, then the
+    # abort (h17C-sigterm-received-flower-ray, h17F-ray-sigterm-aborted-lmapf); a crash signal
+    # it reports stays a crash.
+    (
+        "*** SIGTERM received at time=1700000000 on cpu 3 ***\nPC: @     0x7f0bf9582117  (unknown)  (unknown)\nAborted (core dumped)",
+        "interrupted",
+        "signal-handler-stop",
+    ),
+    (
+        "[2024-01-01 10:00:00,000 E 123 123] logging.cc:440: *** SIGINT received at time=1700000000 on cpu 0 ***",
+        "interrupted",
+        "signal-handler-stop",
+    ),
+    (
+        "*** SIGSEGV received at time=1700000000 on cpu 3 ***\nPC: @     0x7f0bf9582117  (unknown)  (unknown)",
+        "segfault",
+        "text-crash",
+    ),
+    # A port already in use (h17C-init-pg-tcpstore-eaddrinuse); NCCL's own bind failure stays
+    # nccl, other network errors stay weak nccl evidence.
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE, message: address already in use",
+        "user_error",
+        "user-address-in-use",
+    ),
+    ("OSError: [Errno 98] Address already in use", "user_error", "user-address-in-use"),
+    (
+        "misc/socket.cc:484 NCCL WARN socket bind failed: Address already in use",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "torch.distributed.DistNetworkError: Connection reset by peer",
+        "nccl",
+        "distributed-network-error",
+    ),
+    # pytest-xdist's crashed worker in its newer wording (h17D-xdist-transformers-gw-crashed).
+    (
+        "FAILED tests/test_model.py::test_forward[cuda] - worker 'gw3' crashed while running 'tests/test_model.py::test_forward[cuda]'",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("[gw1] node down: Not properly terminated", "worker_lost", "pool-worker-lost"),
+    # The kernel's log of a fatal trap (h17F-llamacpp-trap-invalid-opcode); prose naming the
+    # trap is not a log line.
+    (
+        "kernel: traps: python[4242] trap invalid opcode ip:7f4aa44a4e94 sp:7ffceec92e60 error:0 in libtorch_cpu.so[7f4aa448a000+9f000]",
+        "segfault",
+        "text-crash",
+    ),
+    (
+        "[12345.678] python3[9876]: segfault at 0 ip 00007f1234567890 sp 00007ffd12345678 error 4 in libc10.so[7f12345000+100000]",
+        "segfault",
+        "text-crash",
+    ),
+    (
+        "traps: python3[555] general protection fault ip:7f00 sp:7ffd error:0 in libcuda.so.1",
+        "segfault",
+        "text-crash",
+    ),
+    ("trap invalid opcode in my notes about the CPU", "user_error", None),
+    # Dask: a KilledWorker after the nanny's memory kill is host_oom, the monitor names the
+    # cause (h17E-dask-killedworker-parquet, relabelled); alone it stays worker_lost.
+    (
+        "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:37561 (pid=2599597) exceeded 95% memory budget. Restarting...\ndistributed.scheduler.KilledWorker: Attempted to run task ('f-1', 0) on 4 different workers, but all those workers died while running it.",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "distributed.scheduler.KilledWorker: Attempted to run task ('f-1', 0) on 4 different workers, but all those workers died while running it.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3336,6 +3422,7 @@ TABLES: dict[str, list[Case]] = {
     "v14": V14,
     "v15": V15,
     "v16": V16,
+    "v17": V17,
 }
 
 

@@ -1217,7 +1217,9 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "cudnn-library-missing",
-        FC.CUDNN,
+        # An installation problem, like an NCCL library that cannot be loaded: no retry mends
+        # it, so user_error (see the labelling conventions).
+        FC.USER_ERROR,
         "cuDNN library could not be loaded",
         P_SPECIFIC,
         text=(
@@ -1863,6 +1865,21 @@ RULES: tuple[Rule, ...] = (
         hint=_MISUSE_HINT,
     ),
     Rule(
+        "user-address-in-use",
+        FC.USER_ERROR,
+        "a port the run listens on is already in use",
+        # Below NCCL's own socket errors (NCCL reports a bind failure in its own words).
+        P_SPECIFIC,
+        text=(
+            r"\bEADDRINUSE\b",
+            r"\b[Aa]ddress already in use\b",
+            r"\[Errno 98\]",
+        ),
+        hint="Another process (often another trial or run on this host) already listens on that "
+        "port (MASTER_PORT, 29500 by default): give each trial its own free port, or run one "
+        "distributed trial per host at a time.",
+    ),
+    Rule(
         "user-launch-failed",
         FC.USER_ERROR,
         "the launcher could not start the program",
@@ -2027,6 +2044,16 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "signal-handler-stop",
+        FC.INTERRUPTED,
+        "stopped by a signal from outside (reported by a signal handler)",
+        # Above the abort that follows it: abseil's failure signal handler (Ray, TensorFlow,
+        # gRPC) prints the signal it caught, then the process dies, often as "Aborted".
+        P_INTERRUPT,
+        text=(r"\*\*\* SIG(?:TERM|INT|HUP) received at time=\d+",),
+        hint=_INTERRUPT_HINT,
+    ),
+    Rule(
         "keyboard-interrupt",
         FC.INTERRUPTED,
         "interrupted (KeyboardInterrupt)",
@@ -2177,6 +2204,7 @@ RULES: tuple[Rule, ...] = (
             # nnU-Net's batchgenerators and export pool; pytest-xdist; Dask; Paddle's DataLoader.
             r"(?:One or more|Some) background workers are no longer alive",
             r"\[gw\d+\] node down: Not properly terminated",
+            r"\bworker '?gw\d+'? crashed while running\b",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
             r"Actor status: 0 alive, \d+ dead",
@@ -2329,6 +2357,10 @@ RULES: tuple[Rule, ...] = (
             # A C/C++ assert() failing; abort() follows. (A CUDA kernel's assert, in a .cu file,
             # is the sticky device-side assert.)
             r"\bAssertion `[^\n`']{1,300}' failed\.",
+            # The kernel's log of a process's fatal trap (dmesg, journalctl): an illegal
+            # instruction, a divide error, a general protection fault, a segfault.
+            r"\btraps: \S+\[\d+\] (?:trap (?:invalid opcode|divide error)|general protection)\b",
+            r"\S+\[\d+\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+",
         ),
         hint=_SEGV_HINT,
     ),
