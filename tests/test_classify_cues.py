@@ -3021,9 +3021,10 @@ V15: list[Case] = [
         "cuda-out-of-memory",
     ),
     (
+        # PI's OUT_OF_RESOURCES is also a launch-resource limit (review of v15's cues): not OOM.
         "RuntimeError: Native API failed. Native API returns: -5 (PI_ERROR_OUT_OF_RESOURCES) -5 (PI_ERROR_OUT_OF_RESOURCES)",
-        "oom",
-        "cuda-out-of-memory",
+        "user_error",
+        None,
     ),
     ("zeMemAllocDevice failed: ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "oom", "cuda-out-of-memory"),
     (
@@ -3178,7 +3179,11 @@ V16: list[Case] = [
     # Non-finite predictions and outputs (h16F-evalml-r2-ypred-nan, h16F-euroeval-nan-
     # outputs).
     ("ValueError: Input y_pred contains NaN.", "numerical", "numerical-nonfinite"),
-    ("ValueError: y_predicted contains NaN or infinity", "numerical", "numerical-nonfinite"),
+    (
+        "AutoML search raised a fatal exception: R2 encountered ValueError with message (y_predicted contains NaN or infinity):",
+        "numerical",
+        "numerical-nonfinite",
+    ),
     ("RuntimeError: NaN values detected in the model's logits", "numerical", "numerical-nonfinite"),
     (
         "ValueError: Input contains NaN, infinity or a value too large for dtype('float64').",
@@ -3226,7 +3231,7 @@ V16: list[Case] = [
     (
         "OSError: Timed out trying to connect to 'tcp://10.1.2.3:8786' after 30 s: connect() didn't finish in time",
         "timeout",
-        "distributed-time-limit",
+        "dask-connect-timeout",
     ),
     (
         "OSError: Could not connect to 'tcp://10.1.2.3:8786': [Errno 111] Connection refused",
@@ -3351,7 +3356,9 @@ V17: list[Case] = [
         "user_error",
         "user-address-in-use",
     ),
-    ("OSError: [Errno 98] Address already in use", "user_error", "user-address-in-use"),
+    # Only the rendezvous store's port names the cause (review): another server's bind error
+    # is not recognised.
+    ("OSError: [Errno 98] Address already in use", "user_error", None),
     (
         "misc/socket.cc:484 NCCL WARN socket bind failed: Address already in use",
         "nccl",
@@ -3402,6 +3409,158 @@ V17: list[Case] = [
 ]
 
 
+REVIEW: list[Case] = [
+    # Review of this session's cues (v15-v17), probing each with look-alikes. The kernel's
+    # segfault line after a long unbroken token (the cue had an unbounded prefix: 79 ms on 4.6
+    # KB).
+    (
+        '{"cfg":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"}\n[812.1] python[4242]: segfault at 0 ip 00007f sp 00007ffd error 4 in libc.so.6',
+        "segfault",
+        "text-crash",
+    ),
+    # Numerical cues that would have pruned on a check that passed or a debug print.
+    (
+        "no NaN detected in model outputs\nReceived 15 death signal, shutting down workers",
+        "interrupted",
+        "text-interrupted",
+    ),
+    (
+        "y_pred contains NaN: False\nValueError: Found input variables with inconsistent numbers of samples: [10, 12]",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    ("ValueError: Input y_prob contains NaN.", "numerical", "numerical-nonfinite"),
+    # torch.distributions: a negative entry in a Simplex() dump is logits passed as probs (the
+    # code's error); any constraint whose dump shows NaN is numerical.
+    (
+        "ValueError: Expected parameter probs (Tensor of shape (2, 3)) of distribution Categorical(probs: torch.Size([2, 3])) to satisfy the constraint Simplex(), but found invalid values:\ntensor([[ 0.3120, -0.2113,  0.8993],\n        [ 0.1000,  0.2000,  0.7000]])",
+        "user_error",
+        None,
+    ),
+    (
+        "ValueError: Expected parameter scale (Tensor of shape (8,)) of distribution Normal(loc: torch.Size([8]), scale: torch.Size([8])) to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid values:\ntensor([nan, nan, nan, nan, nan, nan, nan, nan], grad_fn=<SoftplusBackward0>)",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    (
+        "ValueError: Expected parameter scale (Tensor of shape (8,)) of distribution Normal(loc: torch.Size([8]), scale: torch.Size([8])) to satisfy the constraint GreaterThan(lower_bound=0.0), but found invalid values:\ntensor([-0.1, 0.2])",
+        "user_error",
+        None,
+    ),
+    # A port in use names the cause only for torch.distributed's store (another server's bind
+    # error does not).
+    (
+        "OSError: [Errno 98] error while attempting to bind on address ('127.0.0.1', 8265): address already in use\nray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+        "user_error",
+        "user-address-in-use",
+    ),
+    # A signal handler's report yields to a plain error and ranks below a host-memory kill.
+    (
+        "ValueError: n_estimators must be an integer, got 0.5\n*** SIGTERM received at time=1700000000 on cpu 3 ***",
+        "user_error",
+        None,
+    ),
+    ("Killed\n*** SIGTERM received at time=1700000000 on cpu 3 ***", "host_oom", "text-sigkill"),
+    (
+        "*** SIGTERM (@0x3e8) received by PID 5312 (TID 0x7f00) from PID 1000; stack trace: ***",
+        "interrupted",
+        "signal-handler-stop",
+    ),
+    (
+        "Termination signal is detected by the operating system.",
+        "interrupted",
+        "signal-handler-stop",
+    ),
+    # Dask's connect limit ranks below a pool worker's death; the address may be unquoted.
+    (
+        "distributed.nanny - WARNING - Restarting worker\nOSError: Timed out trying to connect to tcp://10.0.0.5:8786 after 30 s\ndistributed.scheduler.KilledWorker: Attempted to run task ('f-1', 0) on 4 different workers, but all those workers died while running it.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "OSError: Timed out trying to connect to tcp://10.0.0.5:8786 after 30 s",
+        "timeout",
+        "dask-connect-timeout",
+    ),
+    # V8: only its fatal error line, not advice that quotes it.
+    (
+        "npm WARN tip: if you see 'JavaScript heap out of memory', raise --max-old-space-size",
+        "user_error",
+        None,
+    ),
+    (
+        "FATAL ERROR: Reached heap limit Allocation failed - JavaScript heap out of memory",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    # Other real wordings: srun's line between the step's end and its cancel, newer Jupyter, R
+    # future's older wording, a script without a shebang, DeepSpeed's lines under a launcher
+    # prefix, Windows paths, torch's collective fingerprint check, PI's host memory.
+    (
+        "srun: error: node1: task 3: Exited with exit code 1\nsrun: Terminating StepId=77.0\nsrun: Job step aborted: Waiting up to 32 seconds for job step to finish.\nslurmstepd: error: *** STEP 77.0 ON node1 CANCELLED AT 2024-01-01T00:00:00 ***",
+        "worker_lost",
+        "slurm-step-killed-after-task",
+    ),
+    (
+        "[I 2024-01-01 10:00:00.000 ServerApp] AsyncIOLoopKernelRestarter: restarting kernel (1/5), keep random ports",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "Error: Failed to retrieve the value of MultisessionFuture (<none>) from cluster RichSOCKnode #1 (PID 123 on localhost 'localhost').",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "slurmstepd: error: execve(): ./run.sh: Exec format error",
+        "user_error",
+        "user-launch-failed",
+    ),
+    (
+        "[default0]:!!!! kernel execution error. (m: 768, n: 4608, k: 3072, error: 13)",
+        "cublas",
+        "cublas-execution-failed",
+    ),
+    (
+        'RuntimeError: graph.execute(handle) INTERNAL ASSERT FAILED at "C:\\actions-runner\\_work\\pytorch\\pytorch\\aten\\src\\ATen\\native\\cudnn\\MHA.cpp":410, please report a bug to PyTorch.',
+        "cudnn",
+        "cudnn-status",
+    ),
+    (
+        "RuntimeError: Detected mismatch between collectives on ranks. Rank 0 is running collective: CollectiveFingerPrint(OpType=ALLREDUCE), but Rank 1 is running collective: CollectiveFingerPrint(OpType=BROADCAST).",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "RuntimeError: Native API failed. Native API returns: -6 (PI_ERROR_OUT_OF_HOST_MEMORY)",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    # Anomaly mode yields to a plain error and to a named bug; its own NaN report stays
+    # numerical.
+    (
+        'Warning: Error detected in CopySlices. Traceback of forward call that caused the error:\n  File "train.py", line 10, in <module>\nRuntimeError: Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed).',
+        "user_error",
+        "user-backward-twice",
+    ),
+    (
+        "Warning: Error detected in MulBackward0. Traceback of forward call that caused the error:\n  File \"train.py\", line 10, in <module>\nTypeError: unsupported operand type(s) for *: 'Tensor' and 'NoneType'",
+        "user_error",
+        None,
+    ),
+    (
+        "Warning: Error detected in MulBackward0. Traceback of forward call that caused the error:\n  File \"train.py\", line 10, in <module>\nRuntimeError: Function 'MulBackward0' returned nan values in its 0th output.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3423,6 +3582,7 @@ TABLES: dict[str, list[Case]] = {
     "v15": V15,
     "v16": V16,
     "v17": V17,
+    "review-v15-v17": REVIEW,
 }
 
 

@@ -398,7 +398,7 @@ _NUMBERED_STATUSES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
         (
             "cublas",
             "!!!! kernel execution error.",
-            r"^!!!! kernel execution error\. \(m: \d+, n: \d+, k: \d+, error: (\d+)\)",
+            r"!!!! kernel execution error\. \(m: \d+, n: \d+, k: \d+, error: (\d+)\)",
         ),
     )
 )

@@ -33,9 +33,11 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   45  weak evidence (DataLoader worker exited, distributed network errors, numpy's overflow
       then invalid value)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
+  41  Dask's connect limit (below the pool worker's death it often follows)
   40  any other CUDA error (assumed sticky; not recognised)
   36  srun ending a job step because one of its tasks exited (above the kills it prints)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
+      and a signal handler's report of a stop signal (``*** SIGTERM received at time=``)
   20  the signal the worker died of
   15  launcher wrappers that only say a child failed
   10  start-up warnings that a framework found no usable GPU and went on without one (also
@@ -44,7 +46,8 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
 
 Some rules name no failure and yield to a plain Python error (``AssertionError: ...``,
 ``TypeError: ...``) named in the same text, whatever their priority (``yields_to_plain_error``):
-launcher lines that only say a child failed, srun ending a step after a task exited,
+launcher lines that only say a child failed, srun ending a step after a task exited, a
+signal handler's report, autograd anomaly mode's warning,
 faulthandler's report of a Windows access violation (also printed for violations that were
 handled), and the start-up warnings. The
 warnings rank below crashes and signals too, so they decide only when nothing else is named.
@@ -861,7 +864,6 @@ RULES: tuple[Rule, ...] = (
             r"\bUR_RESULT_ERROR_OUT_OF_RESOURCES\b",
             r"\bUR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
             r"\bZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
-            r"\bPI_ERROR_OUT_OF_RESOURCES\b",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", r"cupy\.cuda\.memory\.OutOfMemoryError"),
         cuda=True,
@@ -951,9 +953,9 @@ RULES: tuple[Rule, ...] = (
             r"\bFail to alloc memory of \d+ size, error code is 12\b",
             # V8 (Node.js tools a pipeline runs) at its heap limit, before it aborts; Level Zero's
             # and the Unified Runtime's host memory.
-            r"\bJavaScript heap out of memory\b",
-            r"\bReached heap limit Allocation failed\b",
+            r"\bFATAL ERROR: [^\n]{0,100}Allocation failed - JavaScript heap out of memory",
             r"\b(?:UR|ZE)_RESULT_ERROR_OUT_OF_HOST_MEMORY\b",
+            r"\bPI_ERROR_OUT_OF_HOST_MEMORY\b",
         ),
         types=(
             r"(?:[\w.]*\.)?MemoryError",
@@ -1070,6 +1072,8 @@ RULES: tuple[Rule, ...] = (
             r"NCCL communicator was aborted",
             # RAFT/cuML's NCCL wrapper ("RuntimeError: NCCL_ERROR: b'unhandled system error'").
             r"\bNCCL_ERROR: b?['\"]",
+            # torch's own check (TORCH_DISTRIBUTED_DEBUG=DETAIL) of collectives that do not match.
+            r"\bDetected mismatch between collectives on ranks\b",
             # NCCL's invalid usage: two ranks on one GPU (quoted without the WARN prefix).
             r"\bDuplicate GPU detected\s*: rank \d+ and rank \d+ both on\b",
             r"\bnccl(?:CommInit\w*|GroupEnd|AllReduce|Broadcast|Send|Recv)\w* failed: ",
@@ -1276,7 +1280,7 @@ RULES: tuple[Rule, ...] = (
             r"\bFailed to call ThenRnn(?:Forward|Backward)\b",
             # ATen's cuDNN code asserting that a cuDNN call or graph succeeded ("mha_graph->
             # execute(...).is_good() INTERNAL ASSERT FAILED at .../ATen/native/cudnn/MHA.cpp").
-            r"INTERNAL ASSERT FAILED at \"[^\"\n]{0,300}/ATen/native/cudnn/\w+\.cpp\"",
+            r"INTERNAL ASSERT FAILED at \"[^\"\n]{0,300}[/\\]ATen[/\\]native[/\\]cudnn[/\\]\w+\.cpp\"",
         ),
         types=(r"(?:torch\.backends\.cudnn\.)?CuDNNError",),
         cuda=True,
@@ -1496,10 +1500,15 @@ RULES: tuple[Rule, ...] = (
             r"grad(?:ient)?s? (?:is|are|contains?|became|becomes) (?:a )?(?:nan|inf)\b",
             r"NOT NULL constraint failed: trial_(?:intermediate_)?values?\.",
             # torch.distributions: the Real() constraint of loc fails only for NaN.
-            # Categorical normalises probs before the Simplex() check, so only negative, NaN
-            # or drifting entries fail it.
-            r"to satisfy the constraint (?:Real\(\)|IndependentConstraint\(Real\(\), \d+\)"
-            r"|Simplex\(\)), but found invalid values",
+            r"to satisfy the constraint (?:Real\(\)|IndependentConstraint\(Real\(\), \d+\)), "
+            r"but found invalid values",
+            # Categorical normalises probs before the Simplex() check, so NaN or drifting entries
+            # fail it; a negative entry in the dump is logits passed as probs, the code's error.
+            r"to satisfy the constraint Simplex\(\), but found invalid values:?[ \t]*\n"
+            r"(?!(?:[^\n]*\n){0,2}[^\n]*?(?<![\w.])-\d)",
+            # Any other constraint, when the values it printed are NaN.
+            r"to satisfy the constraint [^\n]{1,80}, but found invalid values:?[ \t]*\n"
+            r"(?:[^\n]*\n){0,2}?[^\n]*?\bnan\b",
             r"The parameter (?:loc|scale|probs|logits|concentration|rate) has invalid values",
             # A tensor printed whole NaN ("[nan, nan, nan,  ..., nan, nan, nan]").
             r"\[nan, nan, nan,\s+\.\.\., nan, nan, nan\]",
@@ -1521,8 +1530,11 @@ RULES: tuple[Rule, ...] = (
             r"Input [Xy] contains (?:NaN|infinity)",
             # The same check named after predictions (sklearn's older wording, evalml), and a
             # benchmark's check on model outputs.
-            r"\b(?:Input )?y_pred(?:icted)? contains (?:NaN|infinity)",
-            r"\bNaN (?:values? )?detected in (?:the )?model(?:'s)? (?:outputs?|logits|predictions)\b",
+            r"\bInput y_(?:pred|prob|score) contains (?:NaN|infinity)",
+            r"\(y_predicted contains NaN or infinity\)",
+            # Not a check that passed ("no NaN detected in model outputs").
+            r"(?<!\bno )(?<!\bnot )\bNaN (?:values? )?detected in (?:the )?model(?:'s)? "
+            r"(?:outputs?|logits|predictions)\b",
             r"Label contains NaN, infinity or a value too large",
             # A NaN traced to an autograd node ("NaN in LogSoftmaxBackward0").
             r"\bNaNs? (?:in|from|at) (?:the )?\w*Backward\d*\b",
@@ -1865,15 +1877,27 @@ RULES: tuple[Rule, ...] = (
         hint=_MISUSE_HINT,
     ),
     Rule(
+        "user-backward-twice",
+        FC.USER_ERROR,
+        "backward through a graph that was already freed",
+        # Above anomaly mode's warning, which precedes it when anomaly detection is on.
+        P_SPECIFIC,
+        text=(r"Trying to backward through the graph a second time",),
+        hint="Call backward() once per forward pass, or pass retain_graph=True; detach tensors "
+        "kept across iterations (hidden states, running losses).",
+    ),
+    Rule(
         "user-address-in-use",
         FC.USER_ERROR,
-        "a port the run listens on is already in use",
+        "the rendezvous port (MASTER_PORT) is already in use",
         # Below NCCL's own socket errors (NCCL reports a bind failure in its own words).
         P_SPECIFIC,
         text=(
-            r"\bEADDRINUSE\b",
-            r"\b[Aa]ddress already in use\b",
-            r"\[Errno 98\]",
+            # torch.distributed's TCPStore on MASTER_PORT; an "Address already in use" elsewhere
+            # (a dashboard, TensorBoard, a web server the objective starts) names nothing.
+            r"\bThe server socket has failed to (?:listen on|bind to)\b[^\n]{0,300}"
+            r"(?:EADDRINUSE|errno: 98|Address already in use)",
+            r"^RuntimeError: Address already in use[ \t]*$",
         ),
         hint="Another process (often another trial or run on this host) already listens on that "
         "port (MASTER_PORT, 29500 by default): give each trial its own free port, or run one "
@@ -1887,7 +1911,7 @@ RULES: tuple[Rule, ...] = (
         P_SPECIFIC,
         text=(
             r"\bslurmstepd: error: execve\(\): [^\n]{1,300}: (?:No such file or directory"
-            r"|Permission denied)",
+            r"|Permission denied|Exec format error)",
         ),
         hint="The script or program the scheduler was told to run is missing or not executable "
         "on the node: check its path (relative to the job's working directory) and mode.",
@@ -2029,7 +2053,6 @@ RULES: tuple[Rule, ...] = (
             r"\bXlaRuntimeError: DEADLINE_EXCEEDED: Deadline Exceeded\b",
             # Dask's comm connect limit; xgboost's rabit collectives; Ray Train's worker-group
             # start; pytest-timeout.
-            r"\bTimed out trying to connect to '[^'\n]{1,200}' after [\d.]+ s\b",
             r"\brabit\b[^\n]{0,300}: Poll timeout\b",
             r"\bworker group startup timed out after [\d.]+ seconds\b",
             r"\bFailed: Timeout >[\d.]+s\b",
@@ -2042,16 +2065,6 @@ RULES: tuple[Rule, ...] = (
             r"(?:pynisher\.[\w.]*\.)?(?:Cpu|Wall)TimeoutException",
             r"(?:stopit\.(?:utils\.)?)?TimeoutException",
         ),
-    ),
-    Rule(
-        "signal-handler-stop",
-        FC.INTERRUPTED,
-        "stopped by a signal from outside (reported by a signal handler)",
-        # Above the abort that follows it: abseil's failure signal handler (Ray, TensorFlow,
-        # gRPC) prints the signal it caught, then the process dies, often as "Aborted".
-        P_INTERRUPT,
-        text=(r"\*\*\* SIG(?:TERM|INT|HUP) received at time=\d+",),
-        hint=_INTERRUPT_HINT,
     ),
     Rule(
         "keyboard-interrupt",
@@ -2100,6 +2113,7 @@ RULES: tuple[Rule, ...] = (
             # but it also precedes other backward errors, so this is weak evidence.
             r"Error detected in \w+(?:\n\w+)?\. (?:Traceback of forward call|No forward pass)",
         ),
+        yields_to_plain_error=True,
     ),
     Rule(
         "numerical-numpy-warnings",
@@ -2227,7 +2241,7 @@ RULES: tuple[Rule, ...] = (
             r"\bYour session crashed\. Automatically restarting\b",
             r"\bDisposing session as kernel process died\b",
             r"\bkernel [0-9a-f]{8}-[0-9a-f-]{27} restarted\b",
-            r"\bKernelRestarter: restarting kernel \(\d+/\d+\)",
+            r"KernelRestarter: restarting kernel \(\d+/\d+\)",
             r"\bscheduled cores? [\d, ]+ did not deliver results\b",
             r"\bparallel function calls? did not deliver (?:a )?results?\b",
             r"\bPost-mortem diagnostic: No process exists with this PID\b",
@@ -2237,6 +2251,7 @@ RULES: tuple[Rule, ...] = (
             r"(?-i:Future) \([^)\n]{0,80}\) failed to (?:receive (?:message )?results|check(?:ing)? "
             r"resolved) from cluster\b",
             r"\bconnection to the worker (?:of [^\n]{1,80} )?is (?:lost|corrupt)",
+            r"\bFailed to retrieve the value of \w*Future \(",
             # SoS workflows.
             r"\bOne of the local workers has been killed\b",
         ),
@@ -2249,6 +2264,14 @@ RULES: tuple[Rule, ...] = (
             r"(?:ray\.exceptions\.)?OwnerDiedError",
         ),
         hint=_POOL_HINT,
+    ),
+    Rule(
+        "dask-connect-timeout",
+        FC.TIMEOUT,
+        "timed out connecting to a peer (Dask)",
+        # Below a pool worker's death, which it often follows.
+        P_POOL - 1,
+        text=(r"\bTimed out trying to connect to '?\w{1,10}://[^'\s]{1,150}'? after [\d.]+ s\b",),
     ),
     # --- any other CUDA error ---------------------------------------------------------------
     Rule(
@@ -2302,6 +2325,24 @@ RULES: tuple[Rule, ...] = (
             r"^\s*已杀死\s*$",
         ),
         hint=_OOM_KILLER_HINT,
+    ),
+    Rule(
+        "signal-handler-stop",
+        FC.INTERRUPTED,
+        "stopped by a signal from outside (reported by a signal handler)",
+        # abseil's failure signal handler (Ray, TensorFlow, gRPC) and glog's print the signal
+        # they caught, then the process dies, often as "Aborted": at the crash rules' priority,
+        # after text-sigkill and before text-crash in the table. Ray and torchrun print it in
+        # every process they shut down after a real failure, so it yields to a plain error.
+        P_TEXT_SIGNAL,
+        text=(
+            r"\*\*\* SIG(?:TERM|INT|HUP) received at time=\d+",
+            r"\*\*\* SIG(?:TERM|INT|HUP) \(@0x[0-9a-f]+\) received by PID \d+",
+            # Paddle's signal handler.
+            r"\bTermination signal is detected by the operating system\b",
+        ),
+        hint=_INTERRUPT_HINT,
+        yields_to_plain_error=True,
     ),
     Rule(
         "text-crash",
@@ -2360,7 +2401,7 @@ RULES: tuple[Rule, ...] = (
             # The kernel's log of a process's fatal trap (dmesg, journalctl): an illegal
             # instruction, a divide error, a general protection fault, a segfault.
             r"\btraps: \S+\[\d+\] (?:trap (?:invalid opcode|divide error)|general protection)\b",
-            r"\S+\[\d+\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+",
+            r"\]: segfault at [0-9a-f]+ ip [0-9a-f]+ sp [0-9a-f]+ error \d+",
         ),
         hint=_SEGV_HINT,
     ),
@@ -2490,7 +2531,8 @@ RULES: tuple[Rule, ...] = (
         P_TEXT_SIGNAL + 1,
         text=(
             r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*\n(?:[^\n]*\n){0,3}?"
-            r"[^\n]*\bTerminating StepId=\S+\n[^\n]*\*\*\* STEP \S+ ON \S+ CANCELLED AT ",
+            r"[^\n]*\bTerminating StepId=\S+\n(?:[^\n]*\n){0,2}?[^\n]*\*\*\* STEP \S+ ON \S+ "
+            r"CANCELLED AT ",
         ),
         yields_to_plain_error=True,
     ),
