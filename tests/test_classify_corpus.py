@@ -110,9 +110,15 @@ its issue's title rather than its text). Measured once at 595d680: class 184/191
 stickiness 191/191. It then joined the training file, with one row relabelled to a convention
 written down after measurement (a pool's worker death after a memory monitor's kill is
 host_oom) and 25 older rows to another (a cuDNN library that cannot be loaded is user_error),
-and its misses were fixed with the cues in tests/test_classify_cues.py (table ``v17``). The
-held-out file is empty while the next split is collected; ``MEASURED_CLASS_FLOOR`` applies to
-it once it has been measured.
+and its misses were fixed with the cues in tests/test_classify_cues.py (table ``v17``).
+
+The split in the repository is v18: 93 rows collected blind by four helpers while v17's
+misses and a review's findings were being fixed, committed before the rules (frozen at 97e4f21)
+were run on it. It is small and uneven (1.8% of the corpus; host_oom has 1 row): the
+session's search budget was nearly spent, so most rows came from repository snapshots already
+on the machine. 31 of the 124 rows collected were dropped (23 overlapping training texts, 8
+whose source was already used); no row needed the conventions written after the helpers'
+class table was cut. ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 """
 
 from __future__ import annotations
@@ -260,6 +266,10 @@ def test_heldout_size() -> None:
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(
+    strict=True,
+    reason="the held-out file is v18, which has 1 host_oom row (the search budget ran out)",
+)
 def test_heldout_covers_every_class() -> None:
     """Every class, at least 3 rows each."""
     held = Counter(row["expected_class"] for row in HELDOUT_ROWS)
@@ -269,7 +279,7 @@ def test_heldout_covers_every_class() -> None:
 @HELDOUT_PENDING
 @pytest.mark.xfail(
     strict=True,
-    reason="the held-out file is v17 (191 rows, 3.7% of the corpus, 4-22 per class): the public "
+    reason="the held-out file is v18 (93 rows, 1.8% of the corpus, 1-16 per class): the public "
     "threads are used up; v7, v8 and v10 were stratified fifths",
 )
 def test_heldout_is_a_stratified_fifth() -> None:
@@ -301,7 +311,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 @HELDOUT_PENDING
 @pytest.mark.xfail(
-    strict=True, reason="held-out v17 class accuracy 184/191 = 96.3% < 97% at 595d680"
+    strict=True, reason="held-out v18: committed before it was measured (the next commit)"
 )
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
