@@ -118,7 +118,8 @@ were run on it. It is small and uneven (1.8% of the corpus; host_oom has 1 row):
 session's search budget was nearly spent, so most rows came from repository snapshots already
 on the machine. 31 of the 124 rows collected were dropped (23 overlapping training texts, 8
 whose source was already used); no row needed the conventions written after the helpers'
-class table was cut. ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
+class table was cut. Measured once at 97e4f21: class 90/93 = 96.8%, stickiness 93/93.
+``MEASURED_CLASS_FLOOR`` is that figure.
 """
 
 from __future__ import annotations
@@ -149,7 +150,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 90 / 93
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -310,9 +311,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(
-    strict=True, reason="held-out v18: committed before it was measured (the next commit)"
-)
+@pytest.mark.xfail(strict=True, reason="held-out v18 class accuracy 90/93 = 96.8% < 97% at 97e4f21")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
