@@ -112,14 +112,16 @@ written down after measurement (a pool's worker death after a memory monitor's k
 host_oom) and 25 older rows to another (a cuDNN library that cannot be loaded is user_error),
 and its misses were fixed with the cues in tests/test_classify_cues.py (table ``v17``).
 
-The split in the repository is v18: 93 rows collected blind by four helpers while v17's
+v18: 93 rows collected blind by four helpers while v17's
 misses and a review's findings were being fixed, committed before the rules (frozen at 97e4f21)
 were run on it. It is small and uneven (1.8% of the corpus; host_oom has 1 row): the
 session's search budget was nearly spent, so most rows came from repository snapshots already
 on the machine. 31 of the 124 rows collected were dropped (23 overlapping training texts, 8
 whose source was already used); no row needed the conventions written after the helpers'
-class table was cut. Measured once at 97e4f21: class 90/93 = 96.8%, stickiness 93/93.
-``MEASURED_CLASS_FLOOR`` is that figure.
+class table was cut. Measured once at 97e4f21: class 90/93 = 96.8%, stickiness 93/93. It
+then joined the training file (no label changed) and its misses were fixed with the cues in
+tests/test_classify_cues.py (table ``v18``). The held-out file is empty until the next split is
+collected blind; ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 """
 
 from __future__ import annotations
@@ -150,7 +152,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = 90 / 93
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""The cues added for the misses of held-out v5 to v17, on other wordings and on look-alikes.
+"""The cues added for the misses of held-out v5 to v18, on other wordings and on look-alikes.
 
 The real texts that motivated each cue are corpus rows (``tests/corpus/cuda_errors.jsonl``, ids
 ``h5-...`` to ``h10...``, each with its source). Here each cue is tried on wordings of the same failure that
@@ -3561,6 +3561,38 @@ REVIEW: list[Case] = [
 ]
 
 
+V18: list[Case] = [
+    # A source comment that a notebook traceback shows is not a failure (h18A-nowag-trainer-
+    # interrupt: Ctrl-C in transformers' Trainer, whose comment reads 'if loss is nan or
+    # inf'); log lines still are.
+    (
+        "   2563     # if loss is nan or inf simply add the average of previous logged losses",
+        "user_error",
+        None,
+    ),
+    ("--> 2563     # the loss is nan here when fp16 overflows", "user_error", None),
+    (
+        "KeyboardInterrupt\n   2563     # if loss is nan or inf simply add the average of previous logged losses",
+        "interrupted",
+        "keyboard-interrupt",
+    ),
+    ("Iter #12 loss: nan", "numerical", "numerical-nonfinite"),
+    ("Epoch 3: loss = nan", "numerical", "numerical-nonfinite"),
+    # A loss guard's own exception (h18A-vaetree-aux-inf); a message that names no NaN is not.
+    ("ValueError: aux has a inf", "numerical", "numerical-nonfinite"),
+    ("AssertionError: grad contains nan", "numerical", "numerical-nonfinite"),
+    ("ValueError: input has an index", "user_error", None),
+    # torch < 1.0's TH index check (h18D-presumm-th-index-range); another library's index
+    # message is not matched.
+    (
+        "RuntimeError: index out of range at /pytorch/aten/src/TH/generic/THTensorEvenMoreMath.cpp:193",
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    ("RuntimeError: index out of range at ../src/mylib/thing.cpp:12", "user_error", None),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3583,6 +3615,7 @@ TABLES: dict[str, list[Case]] = {
     "v16": V16,
     "v17": V17,
     "review-v15-v17": REVIEW,
+    "v18": V18,
 }
 
 

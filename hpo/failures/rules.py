@@ -262,6 +262,9 @@ _TURNS = (
     r"(?:becomes?|became|becoming|turns? (?:in)?to|turned (?:in)?to|turning (?:in)?to"
     r"|goes to|went to|going to|changed? to|jumps? to|jumped to)"
 )
+# From the start of a line that is not a source comment as a traceback shows it ("   2563     #
+# if loss is nan or inf ...", an IPython frame of transformers' Trainer; "--> 12 # ...").
+_NOT_A_COMMENT = r"^(?![ \t]*(?:-*>[ \t]*)?(?:\d+[ \t]+)?# )[^\n]*?"
 _ASYNC_FOOTER = r"(?:CUDA|HIP) kernel errors might be asynchronously reported"
 
 RULES: tuple[Rule, ...] = (
@@ -1420,7 +1423,7 @@ RULES: tuple[Rule, ...] = (
             r"The value (?:-?inf|nan) is not acceptable",
             r"failed with value (?:-?inf|nan)\b",
             r"\bnan loss\b",
-            r"\bloss is nan\b",
+            _NOT_A_COMMENT + r"\bloss is nan\b",
             r"\bloss is inf\b",
             r"\bloss was nan\b",
             r"\bloss was inf\b",
@@ -1433,8 +1436,8 @@ RULES: tuple[Rule, ...] = (
             # The loss said to be NaN in any wording ("loss value changed to `NaN`", "loss value
             # equals to NaN", "Loss is going to be NaN"). "los{2}" keeps "loss" out of the literal
             # prefilter, so the rarer "nan" is the anchor ("loss" is on many traceback lines).
-            r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?nan\b",
-            r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?inf\b",
+            _NOT_A_COMMENT + r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?nan\b",
+            _NOT_A_COMMENT + r"\blos{2}(?:es)?\b[^\n.]{0,40}?\b" + _BECOMES + r"\s*[`'\"]?inf\b",
             # The loss as a key with a NaN value: Keras' progress bar ("- loss: nan - val_loss:
             # nan"), tqdm postfixes ("loss=nan"), logged dicts ("'loss': nan").
             r"\b\w*los{2}\w*['\"]?\s*[:=]\s*['\"]?nan\b(?!-)",
@@ -1480,7 +1483,10 @@ RULES: tuple[Rule, ...] = (
             # row of NaN in a metrics table, a boosting metric ("train-logloss:-nan", CatBoost's
             # "learn: nan"), a progress-bar NLL ("nll=nan.0").
             # Not Megatron's "loss scale: 1024.0 | number of nan iterations: 0".
-            r"\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b(?!-)(?! iterations?\b)",
+            # Not a source comment shown in a traceback ("# if loss is nan or inf ...", from
+            # transformers' Trainer).
+            r"^(?![^\n]*(?<!\S)# [^\n]*\blos{2})[^\n]*?\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b"
+            r"(?!-)(?! iterations?\b)",
             r"(?:^|[\s|])\[?-?nan\]?[ \t]+\[?-?nan\]?(?:[ \t]|$)",
             r"\b\w*(?:loss|error|rmse|mae|nll|auc|ppl)\w*\s*[:=]\s*-nan\b",
             r"\bnll\s*[:=]\s*-?nan\b",
@@ -1531,6 +1537,8 @@ RULES: tuple[Rule, ...] = (
             # The same check named after predictions (sklearn's older wording, evalml), and a
             # benchmark's check on model outputs.
             r"\bInput y_(?:pred|prob|score) contains (?:NaN|infinity)",
+            # A loss guard's own exception ("ValueError: aux has a inf").
+            r"^\w*(?:Error|Exception): \w{1,40} (?:has|have|contains?) (?:an? )?(?:nan|inf)s?\b",
             r"\(y_predicted contains NaN or infinity\)",
             # Not a check that passed ("no NaN detected in model outputs").
             r"(?<!\bno )(?<!\bnot )\bNaN (?:values? )?detected in (?:the )?model(?:'s)? "
@@ -1707,6 +1715,8 @@ RULES: tuple[Rule, ...] = (
             r"boolean index did not match indexed array along dimension \d+",
             # ONNX/Caffe2-style gather bounds (PyTorch Geometric's index_select on a CPU build).
             r"\bINDICES element is out of DATA bounds\b",
+            # torch < 1.0's TH index check (an embedding given an id past its table).
+            r"\bindex out of range at [^\n]{0,200}[/\\]TH[/\\]generic[/\\]\w+\.c(?:pp)?:\d+",
         ),
         hint=(
             "Token ids or indices exceed the table: check the tokenizer against the model's "
