@@ -1538,7 +1538,7 @@ RULES: tuple[Rule, ...] = (
             # benchmark's check on model outputs.
             r"\bInput y_(?:pred|prob|score) contains (?:NaN|infinity)",
             # A loss guard's own exception ("ValueError: aux has a inf").
-            r"^\w*(?:Error|Exception): \w{1,40} (?:has|have|contains?) (?:an? )?(?:nan|inf)s?\b",
+            r"^\w*Error: \w{1,40} (?:has|have|contains?) (?:an? )?(?:nan|inf)s?\b",
             r"\(y_predicted contains NaN or infinity\)",
             # Not a check that passed ("no NaN detected in model outputs").
             r"(?<!\bno )(?<!\bnot )\bNaN (?:values? )?detected in (?:the )?model(?:'s)? "
