@@ -226,3 +226,11 @@ def test_every_library_status_by_number_reads_as_its_name(library: str, number: 
         by_name.rule,
     )
     assert by_name.failure_class.value in {"cublas", "cudnn", "oom", "device_unavailable"}
+
+
+def test_every_numbered_status_spelling_has_a_literal_anchor() -> None:
+    """Each spelling is searched only in texts that hold its anchor, derived from the pattern
+    as the rules' anchors are; an empty anchor would search every text."""
+    from hpo.failures.classify import _NUMBERED_STATUSES
+
+    assert [p.pattern for _, anchor, p in _NUMBERED_STATUSES if len(anchor) < 8] == []

@@ -60,6 +60,7 @@ from hpo.failures.rules import (
     Evidence,
     Match,
     code_hint,
+    literal_anchor,
     match_rules,
 )
 
@@ -380,26 +381,19 @@ _LONGER_MESSAGES = {
 # Julia (CUDA.jl's CUBLASError, Knet's "cublas.cublasSgemm_v2 error 13"), DyNet's CUBLAS_CHECK
 # (the status on the line below the call, glued to the line before it), Marian, Paddle, DeepSpeed.
 _NUMBERED_STATUSES: tuple[tuple[str, str, re.Pattern[str]], ...] = tuple(
-    (library, anchor, re.compile(pattern, re.IGNORECASE | re.MULTILINE))
-    for library, anchor, pattern in (
-        ("cublas", "cublas_status_success", r"== CUBLAS_STATUS_SUCCESS \((\d+) vs\. 0\)"),
-        ("cublas", "cublaserror(code", r"\bCUBLASError\(code (\d+)"),
-        ("cublas", "cublas.cublas", r"\bcublas\.cublas\w* error (\d+)"),
-        (
-            "cublas",
-            "cublas failure in",
-            r"(?<![a-z])CUBLAS failure in cublas\w*\([^\n]{0,600}\n(\d+)[ \t]*$",
-        ),
-        ("cublas", "cublas error", r"\bCUBLAS Error(?:: |\()(\d+)\b"),
-        ("cudnn", "cudnn.cudnn", r"\bcudnn\.cudnn\w+ error (\d+)"),
-        ("cudnn", "cudnn error(", r"\bCUDNN error\((\d+)\)"),
-        ("curand", "curand.curand", r"\bcurand\.curand\w* error (\d+)"),
+    # Each pattern is searched only in texts that hold its literal anchor, as the rules are.
+    (library, literal_anchor(pattern) or "", re.compile(pattern, re.IGNORECASE | re.MULTILINE))
+    for library, pattern in (
+        ("cublas", r"== CUBLAS_STATUS_SUCCESS \((\d+) vs\. 0\)"),
+        ("cublas", r"\bCUBLASError\(code (\d+)"),
+        ("cublas", r"\bcublas\.cublas\w* error (\d+)"),
+        ("cublas", r"(?<![a-z])CUBLAS failure in cublas\w*\([^\n]{0,600}\n(\d+)[ \t]*$"),
+        ("cublas", r"\bCUBLAS Error(?:: |\()(\d+)\b"),
+        ("cudnn", r"\bcudnn\.cudnn\w+ error (\d+)"),
+        ("cudnn", r"\bCUDNN error\((\d+)\)"),
+        ("curand", r"\bcurand\.curand\w* error (\d+)"),
         # DeepSpeed's transformer kernels (csrc/transformer/cublas_wrappers.cu).
-        (
-            "cublas",
-            "!!!! kernel execution error.",
-            r"!!!! kernel execution error\. \(m: \d+, n: \d+, k: \d+, error: (\d+)\)",
-        ),
+        ("cublas", r"!!!! kernel execution error\. \(m: \d+, n: \d+, k: \d+, error: (\d+)\)"),
     )
 )
 

@@ -1483,10 +1483,8 @@ RULES: tuple[Rule, ...] = (
             # row of NaN in a metrics table, a boosting metric ("train-logloss:-nan", CatBoost's
             # "learn: nan"), a progress-bar NLL ("nll=nan.0").
             # Not Megatron's "loss scale: 1024.0 | number of nan iterations: 0".
-            # Not a source comment shown in a traceback ("# if loss is nan or inf ...", from
-            # transformers' Trainer).
-            r"^(?![^\n]*(?<!\S)# [^\n]*\blos{2})[^\n]*?\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b"
-            r"(?!-)(?! iterations?\b)",
+            _NOT_A_COMMENT
+            + r"\blos{2}(?:es)?\b[^\n]{0,80}?[\s:=,\[(]-?nan\b(?!-)(?! iterations?\b)",
             r"(?:^|[\s|])\[?-?nan\]?[ \t]+\[?-?nan\]?(?:[ \t]|$)",
             r"\b\w*(?:loss|error|rmse|mae|nll|auc|ppl)\w*\s*[:=]\s*-nan\b",
             r"\bnll\s*[:=]\s*-?nan\b",
