@@ -3593,6 +3593,100 @@ V18: list[Case] = [
 ]
 
 
+V19: list[Case] = [
+    # submitit's own time-limit report (h19C-transcoder-submitit-timed-out); its preemption
+    # twin stays interrupted, and "has not timed out" is not a time limit.
+    (
+        "INFO:submitit:Job has timed out. Ran 1 minutes out of requested 5 minutes.\n"
+        "WARNING:submitit:Caught signal 10 on beast: this job is timed-out.\n"
+        "INFO:submitit:Job not requeued because: timed-out and not checkpointable.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "submitit WARNING (2021-04-01 02:26:27,643) - Caught signal SIGUSR2 on node12: this job is timed-out.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "submitit INFO (2021-04-01 02:26:27,643) - Job has timed out. Ran 720 minutes out of requested 720 minutes.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "submitit INFO - Job has not timed out. Ran 61 minutes out of requested 120 minutes.\n"
+        "submitit WARNING - Caught signal SIGUSR1 on learnfair4096: this job is preempted.",
+        "interrupted",
+        "text-interrupted",
+    ),
+    # A dimension named on the user's own line (h19B-csta-mean-dim-range) is that line's
+    # argument; the same error from a library's forward (an unbatched input) stays the data's.
+    (
+        "IndexError                                Traceback (most recent call last)\n"
+        "Cell In[35], line 1\n----> 1 ls.mean(dim=1)\n\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        "<ipython-input-7-0a1b2c3d4e5f> in <module>\n      3 probs = model(x)\n"
+        "----> 4 top = probs.topk(5, dim=2)\n\n"
+        "IndexError: Dimension out of range (expected to be in range of [-2, 1], but got 2)",
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        # An indented cell line looks like a library's; it is left to the data rule.
+        "Cell In[4], line 6\n      4 for batch in loader:\n      5     out = net(batch)\n"
+        "----> 6     loss = out.sum(1).mean()\n\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n'
+        "    loss = losses.sum(1).mean()\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        'Traceback (most recent call last):\n  File "/home/u/run.py", line 12, in step\n'
+        "    pred = torch.argmax(out, dim=1)\n             ^^^^^^^^^^^^^^^^^^^^^^^^\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        'Traceback (most recent call last):\n  File "/opt/conda/lib/python3.10/site-packages/'
+        'transformers/models/bert/modeling_bert.py", line 351, in forward\n'
+        "    attention_probs = nn.functional.softmax(attention_scores, dim=-1)\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got -2)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "File ~/miniconda3/lib/python3.11/site-packages/torch/nn/functional.py:1858, in softmax\n"
+        "-> 1858     ret = input.softmax(dim)\n\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        'Traceback (most recent call last):\n  File "train.py", line 88, in <module>\n'
+        "    out = model(batch)\n"
+        "IndexError: Dimension out of range (expected to be in range of [-1, 0], but got 1)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3616,6 +3710,7 @@ TABLES: dict[str, list[Case]] = {
     "v17": V17,
     "review-v15-v17": REVIEW,
     "v18": V18,
+    "v19": V19,
 }
 
 

@@ -27,6 +27,7 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   66  NCCL watchdog taking the process down after an error; a distributed store timeout
       (also while NCCL fetches its unique id: a peer never arrived, NCCL never ran)
   65  NCCL errors
+  61  a dimension the user's own line names (above the data rule's shape errors)
   60  cuDNN, cuBLAS, numerical, data and known user errors
   55  DataLoader worker killed by a signal; DataLoader, peer and job time limits
   50  ``KeyboardInterrupt``
@@ -108,6 +109,14 @@ P_TEXT_SIGNAL = 35
 P_SIGNAL = 20
 P_WRAPPER = 15
 P_HINT = 10
+
+#: A source line that names a tensor dimension: ``dim=``/``axis=`` or a reduction or reshaping
+#: method given a number first (``x.mean(1)``, ``x.transpose(0, 2)``). One line, no newline.
+_DIM_LINE = (
+    r"[^\n]*(?:\b(?:dim|axis)\s*=|\.(?:mean|sum|max|min|argmax|argmin|softmax|log_softmax|"
+    r"squeeze|unsqueeze|transpose|permute|flatten|norm|std|var|cumsum|prod|topk|sort|select|"
+    r"narrow|size|chunk|split|unbind)\(\s*-?\d)[^\n]*"
+)
 
 
 @dataclass(frozen=True)
@@ -1722,6 +1731,28 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "user-dim-argument",
+        # Above data-shape-mismatch: the same "Dimension out of range" raised in a model's
+        # forward (an unbatched input) is the data's shape; raised on the line of the user's own
+        # code that names the dimension, it is that line's argument.
+        FC.USER_ERROR,
+        "the code names a dimension the tensor does not have",
+        P_SPECIFIC + 1,
+        text=(
+            # A traceback whose last frame is outside site-/dist-packages, its line naming a dim.
+            r'^[ \t]*File "(?![^"\n]*(?:site|dist)-packages)[^"\n]*", line \d+, in [^\n]*\n'
+            rf"{_DIM_LINE}\n(?:[ \t]*[\^~]+[ \t]*\n)?"
+            r"(?:torch\.)?IndexError: Dimension out of range\b",
+            # IPython: an unindented arrow line is a cell's top level (a library's line is inside
+            # a function, so indented); it names a dim.
+            r"^-*> ?\d+ (?=\S)"
+            rf"{_DIM_LINE}\n(?:[ \t]+\d+ [^\n]*\n)?[ \t]*\n?"
+            r"(?:torch\.)?IndexError: Dimension out of range\b",
+        ),
+        hint="The dim argument on the failing line is past the tensor's dimensions: check the "
+        "tensor's shape there (a reduction over a batch dimension the tensor no longer has).",
+    ),
+    Rule(
         "data-shape-mismatch",
         FC.DATA_ERROR,
         "tensor shapes do not fit the model",
@@ -2065,6 +2096,10 @@ RULES: tuple[Rule, ...] = (
             r"\bworker group startup timed out after [\d.]+ seconds\b",
             r"\bFailed: Timeout >[\d.]+s\b",
             r"^\+{5,} Timeout \+{5,}$",
+            # submitit's own report of a Slurm time limit (its "this job is preempted" twin is
+            # interrupted; "Job has not timed out" is the preemption's first line).
+            r"\bJob has timed out\. Ran \d+ minutes? out of requested \d+ minutes?",
+            r"\bCaught signal \S+ on \S+: this job is timed-out\b",
         ),
         types=(
             r"(?:asyncio\.(?:exceptions\.)?|concurrent\.futures\.(?:_base\.)?)?TimeoutError",
