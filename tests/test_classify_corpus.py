@@ -131,6 +131,13 @@ source was already used). Measured once at cc79a56: class 50/52 = 96.2%, stickin
 It then joined the training file (no label changed) and its two misses were fixed with the
 cues in tests/test_classify_cues.py (table ``v19``). The held-out file is empty until the next
 split is collected blind; ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
+
+The split in the repository is v20: 224 rows collected blind by seven helpers (one pair of
+classes each) with the rules frozen at 0c63714, committed before the rules were run on it.
+75 of the 299 rows collected were dropped (27 whose source was already used, 43 overlapping
+training texts, 5 past four log files from one repository). It is 4.1% of the corpus, 7-35
+rows per class: not a stratified fifth (a strict xfail records that), but at least 60 rows
+with every class at least 3 times.
 """
 
 from __future__ import annotations
@@ -273,19 +280,11 @@ def test_corpus_size_and_classes() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(
-    strict=True, reason="the held-out file is v19, 52 rows (the search budget ran out)"
-)
 def test_heldout_size() -> None:
     assert len(HELDOUT_ROWS) >= MIN_HELDOUT
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(
-    strict=True,
-    reason="the held-out file is v19, with no cublas, cudnn, numerical or segfault row "
-    "(the search budget ran out)",
-)
 def test_heldout_covers_every_class() -> None:
     """Every class, at least 3 rows each."""
     held = Counter(row["expected_class"] for row in HELDOUT_ROWS)
@@ -295,7 +294,7 @@ def test_heldout_covers_every_class() -> None:
 @HELDOUT_PENDING
 @pytest.mark.xfail(
     strict=True,
-    reason="the held-out file is v19 (52 rows, 1.0% of the corpus, 0-17 per class): the public "
+    reason="the held-out file is v20 (224 rows, 4.1% of the corpus, 7-35 per class): the public "
     "threads are used up; v7, v8 and v10 were stratified fifths",
 )
 def test_heldout_is_a_stratified_fifth() -> None:
@@ -326,7 +325,9 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v19 class accuracy 50/52 = 96.2% < 97% at cc79a56")
+@pytest.mark.xfail(
+    strict=False, reason="held-out v20: committed before it was measured (the next commit)"
+)
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
