@@ -132,13 +132,19 @@ It then joined the training file (no label changed) and its two misses were fixe
 cues in tests/test_classify_cues.py (table ``v19``). The held-out file is empty until the next
 split is collected blind; ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 
-The split in the repository is v20: 224 rows collected blind by seven helpers (one pair of
+v20: 224 rows collected blind by seven helpers (one pair of
 classes each) with the rules frozen at 0c63714, committed before the rules were run on it.
 75 of the 299 rows collected were dropped (27 whose source was already used, 43 overlapping
 training texts, 5 past four log files from one repository). It is 4.1% of the corpus, 7-35
 rows per class: not a stratified fifth (a strict xfail records that), but at least 60 rows
 with every class at least 3 times. Measured once at 0c63714: class 200/224 = 89.3%,
-stickiness 95/97. ``MEASURED_CLASS_FLOOR`` is that figure.
+stickiness 95/97. It then joined the training file and its misses were fixed with the cues in
+tests/test_classify_cues.py (table ``v20``); one row was relabelled to the corpus's convention
+(a communicator aborted after a timed-out collective is sticky) and eight older rows to
+conventions written down then (a cuDNN of another version is user_error; a Ray actor's fatal
+signal echoed by the driver is worker_lost; vLLM naming no failed engine process is not a
+death). The held-out file is empty until the next split is collected blind;
+``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 """
 
 from __future__ import annotations
@@ -169,7 +175,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = 200 / 224
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -320,14 +326,15 @@ def heldout_accuracy() -> tuple[float, float, str]:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v20 stickiness 95/97 = 97.9% < 98% at 0c63714")
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v20 class accuracy 200/224 = 89.3% < 97% at 0c63714")
+@pytest.mark.xfail(
+    strict=True, reason="held-out v20 class accuracy 200/224 = 89.3% < 97% at 0c63714"
+)
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail

@@ -1437,11 +1437,12 @@ V10: list[Case] = [
         "host_oom",
         "host-memory-monitor",
     ),
-    # cuDNN: version mismatch, MXNet's checks, XLA's unknown status, Windows DLLs.
+    # cuDNN: version mismatch (an installation problem since v20, see the conventions), MXNet's
+    # checks, XLA's unknown status, Windows DLLs.
     (
         "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 8200 but linked against 8100",
-        "cudnn",
-        "cudnn-status",
+        "user_error",
+        "cudnn-library-missing",
     ),
     (
         "src/operator/nn/cudnn/cudnn_convolution-inl.h:155: Check failed: (cudnnConvolutionBackwardData(s->dnn_handle_)",
@@ -3687,6 +3688,237 @@ V19: list[Case] = [
 ]
 
 
+V20: list[Case] = [
+    # GPU memory in other stacks' words (h20A-kerasocr-tf-failed-alloc-bfc, h20A-noncerpro-cuda-
+    # init-oom, h20D-theano-cnmem-device-oom); a host MemoryError stays host memory.
+    ("ResourceExhaustedError: failed to allocate memory [Op:AddV2]", "oom", "cuda-out-of-memory"),
+    (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: {{function_node "
+        "__wrapped__Mul_device_/job:localhost/replica:0/task:0/device:GPU:0}} failed to allocate "
+        "memory [Op:Mul]",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        'Cuda error in func "cuda_init_device" at line 33: out of memory.',
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    ("Cuda error in file 'kernel.cu' in line 118 : out of memory.", "oom", "cuda-out-of-memory"),
+    (
+        "MemoryError: ('Error allocating 39190528 bytes of device memory "
+        "(CNMEM_STATUS_OUT_OF_MEMORY).', \"you might consider using 'theano.shared(..., borrow=True)'\")",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    ("MemoryError: Unable to allocate 3.2 GiB for an array", "host_oom", "host-allocator-failed"),
+    ("Cuda error in file 'kernel.cu' in line 118 : invalid argument.", "user_error", None),
+    # cuRAND's internal failure by number (h20B-cunumeric-curand-abort) beats the abort after it.
+    (
+        "{6}{cunumeric.random}: Internal CURAND failure with error 999 in file bitgenerator.cu\n"
+        "Signal 6 received by node 0, process 57059",
+        "cublas",
+        "cuda-math-library-status",
+    ),
+    # A cuDNN of another version than torch was built with is an installation problem, like
+    # one that cannot be loaded (h20B-dadet-cudnn-version-mismatch, h20B-msswift-cudnn-sublib-
+    # loading); cuDNN failing at run time stays cudnn.
+    (
+        "RuntimeError: cuDNN version mismatch: PyTorch was compiled against 7102 but linked against 7600",
+        "user_error",
+        "cudnn-library-missing",
+    ),
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled against (8, 3, 2) but linked against (8, 0, 3)",
+        "user_error",
+        "cudnn-library-missing",
+    ),
+    (
+        "RuntimeError: CUDNN_BACKEND_TENSOR_DESCRIPTOR cudnnFinalize failedptrDesc->finalize() "
+        "cudnn_status: CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED",
+        "user_error",
+        "cudnn-library-missing",
+    ),
+    (
+        "cuDNN error: CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH",
+        "user_error",
+        "cudnn-library-missing",
+    ),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_MAPPING_ERROR", "cudnn", "cudnn-status"),
+    # torch's cuDNN plan warning: cudnn alone, but it yields to the plain error after it
+    # (h20B-chattts-cudnn-warn-then-valueerror); a real cuDNN error after it stays cudnn.
+    (
+        "conv.py:306: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: "
+        "cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED (Triggered internally at "
+        "../aten/src/ATen/native/cudnn/Conv_v8.cpp:919.)",
+        "cudnn",
+        "cudnn-plan-warning",
+    ),
+    (
+        "conv.py:306: UserWarning: Plan failed with a cudnnException: CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR: "
+        "cudnnFinalize Descriptor Failed cudnn_status: CUDNN_STATUS_NOT_SUPPORTED\n"
+        "  return F.conv1d(input, weight, bias, self.stride,\nTraceback (most recent call last):\n"
+        '  File "soundfile.py", line 427, in save\n'
+        '    raise ValueError(f"Expected 2D Tensor, got {src.ndim}D.")\n'
+        "ValueError: Expected 2D Tensor, got 1D.",
+        "user_error",
+        None,
+    ),
+    (
+        "conv.py:306: UserWarning: Plan failed with a cudnnException: cudnn_status: CUDNN_STATUS_NOT_SUPPORTED\n"
+        "RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED",
+        "cudnn",
+        "cudnn-execution-failed",
+    ),
+    # NCCL's result string under another framework's CUDA wording (h20C-ggml-nccl-groupend).
+    (
+        "CUDA error: unhandled cuda error (run with NCCL_DEBUG=INFO for details)\n"
+        "  current device: 0, in function ggml_backend_cuda_comm_allreduce_tensor at ggml-cuda.cu:1237\n"
+        "  ncclGroupEnd()",
+        "nccl",
+        "nccl-error",
+    ),
+    # Lightning finding no GPU (h20D-lightning-gpus-requested-none).
+    (
+        "MisconfigurationException: GPUs requested but none are available.",
+        "device_unavailable",
+        "cuda-no-device",
+    ),
+    # Data that does not fit (h20D-audio-np-inhomogeneous-features, h20D-sk-feature-names-
+    # unseen, h20D-*-num-samples-0).
+    (
+        "ValueError: setting an array element with a sequence. The requested array has an "
+        "inhomogeneous shape after 1 dimensions. The detected shape was (329,) + inhomogeneous part.",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: The feature names should match those that were passed during fit.\n"
+        "Feature names unseen at fit time:\n- elevation:m",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: num_samples should be a positive integer value, but got num_samples=0",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: Found array with 0 sample(s) (shape=(0, 12)) while a minimum of 1 is required.",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "ValueError: num_samples should be a positive integer value, but got num_samples=-1",
+        "user_error",
+        None,
+    ),
+    # A literal index on the user's own line past the size (h20D-cisc867-nb-index-oob); a
+    # variable index, or one in a library's frame, stays the data's.
+    (
+        "<ipython-input-34-95a9c66cb98f> in <module>\n"
+        "----> 4 dataset.show_spectros([spectros[2], spectros_pred[2]])\n\n"
+        "IndexError: index 2 is out of bounds for dimension 0 with size 2",
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        'Traceback (most recent call last):\n  File "plot.py", line 9, in <module>\n'
+        "    first = batch[3]\nIndexError: index 3 is out of bounds for axis 0 with size 3",
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        'Traceback (most recent call last):\n  File "train.py", line 9, in <module>\n'
+        "    row = table[idx]\nIndexError: index 7 is out of bounds for dimension 0 with size 3",
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    (
+        "----> 4 x = batch[2][labels]\n\n"
+        "IndexError: index 9 is out of bounds for dimension 0 with size 5",
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    # Time limits in other words (h20F-*): a timeout decorator's builtins.TimeoutError,
+    # submitit's requeue refusal, W&B's run start, Ascend's HCCL and stream timeouts.
+    (
+        "builtins.TimeoutError: Function mytest timed out after 5.0 seconds",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "submitit.core.utils.UncompletedJobError: Job not requeued because: timed-out and not checkpointable.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "wandb.errors.errors.CommError: Run initialization has timed out after 90.0 sec. Please try "
+        "increasing the timeout with the `init_timeout` setting",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "EI0002: [PID: 198748] The wait execution of the Notify register times out. Reason: The Notify "
+        "register has not received the Notify record from remote rank: [unknown].",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "EE1002: 2024-09-03-16:50:00.041.231 Stream synchronize timeout. rtDeviceSynchronize execute failed",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    # Pool workers (h20G-*): RLlib's crashed worker, Dask's nanny with no memory line, a Ray
+    # actor's fatal signal as the driver echoes it; vLLM naming no failed process is not one.
+    (
+        "(DQNTrainer pid=12200) WARNING trainer.py:546 -- Worker crashed during call to `step_attempt()`. "
+        "To try to continue training without failed worker(s), set `ignore_worker_failures=True`.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "distributed.nanny - WARNING - Worker process 15662 was killed by unknown signal",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting\n"
+        "distributed.nanny - WARNING - Worker process 22204 was killed by unknown signal",
+        "host_oom",
+        "host-memory-monitor",
+    ),
+    (
+        "(WorkerDict pid=124799) [2025-05-19 13:48:05,850 E 124799 140771] logging.cc:361: *** SIGABRT "
+        "received at time=1747633685 on cpu 74 ***",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "(RayWorkerWrapper pid=24036, ip=10.0.0.3) [2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: "
+        "*** SIGSEGV received at time=1721904360 on cpu 140 ***",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "[2024-07-25 10:46:00,050 E 24036 24036] logging.cc:440: *** SIGSEGV received at time=1721904360 on cpu 140 ***",
+        "segfault",
+        "text-crash",
+    ),
+    (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): {}",
+        "user_error",
+        None,
+    ),
+    (
+        "RuntimeError: Engine core initialization failed. See root cause above. Failed core proc(s): "
+        "{'EngineCore_0': -9}",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3711,6 +3943,7 @@ TABLES: dict[str, list[Case]] = {
     "review-v15-v17": REVIEW,
     "v18": V18,
     "v19": V19,
+    "v20": V20,
 }
 
 

@@ -437,6 +437,8 @@ def test_literal_anchor() -> None:
     assert literal_anchor(r"\S\^C$") == "^c"
     assert literal_anchor(r"[\s:]\[\(-?\d") is None
     assert literal_anchor(r"\bis\b") is None
+    # A backreference matches what its group matched, not its name.
+    assert literal_anchor(r"\[(?P<n>\d+)\] index (?P=n) is out of bounds") == " is out of bounds"
 
 
 def test_every_text_cue_has_a_literal_anchor() -> None:

@@ -460,6 +460,17 @@ def _nccl_context(text: str, index: int) -> bool:
     return "NCCL WARN" in line or "NCCL INFO" in line or _NCCL_CUDA_FAILURE.search(line) is not None
 
 
+#: A Python warning's header on a line (``conv.py:306: UserWarning: Plan failed with a
+#: cudnnException: ... CUDNN_STATUS_NOT_SUPPORTED``): torch goes on after it, so a status named
+#: after it on that line is no failure (the rule ``cudnn-plan-warning`` reads the warning).
+_PYTHON_WARNING = re.compile(r"\b(?:User|Runtime)Warning: ")
+
+
+def _in_python_warning(text: str, index: int) -> bool:
+    """Whether ``text[index]`` sits after a Python warning's header on its line."""
+    return _PYTHON_WARNING.search(text, text.rfind("\n", 0, index) + 1, index) is not None
+
+
 def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]:
     """Every CUDA/NCCL error code the evidence names, most direct evidence first."""
     hits: list[_CodeHit] = []
@@ -469,7 +480,7 @@ def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]
         return hits
     for found in _matches_near(_CODE_NAME_ANCHORS, _CODE_NAME, text, folded):
         info = code_by_name(found.group(0))
-        if info is not None:
+        if info is not None and not _in_python_warning(text, found.start()):
             is_nccl = found.group(0).startswith("nccl")
             hits.append(
                 _CodeHit(

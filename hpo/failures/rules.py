@@ -48,7 +48,7 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
 Some rules name no failure and yield to a plain Python error (``AssertionError: ...``,
 ``TypeError: ...``) named in the same text, whatever their priority (``yields_to_plain_error``):
 launcher lines that only say a child failed, srun ending a step after a task exited, a
-signal handler's report, autograd anomaly mode's warning,
+signal handler's report, autograd anomaly mode's warning, torch's cuDNN plan warning,
 faulthandler's report of a Windows access violation (also printed for violations that were
 handled), and the start-up warnings. The
 warnings rank below crashes and signals too, so they decide only when nothing else is named.
@@ -551,6 +551,7 @@ RULES: tuple[Rule, ...] = (
             # Lightning: more GPUs asked for than the process sees.
             r"You requested GPUs: \[[^\]\n]*\]\s*(?:\(pid=\d+\)\s*)?But your machine only has",
             r"GPUAccelerator can not run on your system since the accelerator is not available",
+            r"\bGPUs requested but none are available\b",
             r"cudaErrorNoDevice",
             r"CUDA_ERROR_NO_DEVICE",
             r"No CUDA GPUs are available",
@@ -876,6 +877,17 @@ RULES: tuple[Rule, ...] = (
             r"\bUR_RESULT_ERROR_OUT_OF_RESOURCES\b",
             r"\bUR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
             r"\bZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
+            # Theano's GPU pools (CNMeM; "Error allocating 39190528 bytes of device memory"), raised
+            # as a Python MemoryError, which alone is host memory.
+            r"\bCNMEM_STATUS_OUT_OF_MEMORY\b",
+            r"\bError allocating \d+ bytes of device memory\b",
+            # TensorFlow 2's eager ops on the GPU allocator ("ResourceExhaustedError: failed to
+            # allocate memory [Op:AddV2]"); on the CPU it says "OOM when allocating ... cpu".
+            r"\bfailed to allocate memory \[Op:\w+\]",
+            # The CUDA samples' error macro in hand-written CUDA programs ('Cuda error in func
+            # "cuda_init_device" at line 33: out of memory', "Cuda error in file 'x.cu' in line 9 :
+            # out of memory.").
+            r"\bCuda error in (?:func(?:tion)?|file) [^\n]{1,200}?\s?: out of memory\b",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", r"cupy\.cuda\.memory\.OutOfMemoryError"),
         cuda=True,
@@ -1112,6 +1124,10 @@ RULES: tuple[Rule, ...] = (
             r"Error invoking NCCL\b",
             r"\[\[\{?\{?node [\w/]*Nccl\w*",
             r"StartAbort \w+: unhandled (?:system|cuda) error",
+            # ncclGetErrorString(ncclUnhandledCudaError) under another framework's own CUDA error
+            # wording (ggml's "CUDA error: unhandled cuda error (run with NCCL_DEBUG=INFO for
+            # details)" from ncclGroupEnd()).
+            r"\bunhandled cuda error \(run with NCCL_DEBUG=INFO for details\)",
             # NVLink SHARP multicast memory, which NCCL sets up for NVLS collectives.
             r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory",
             # NCCL naming a network failure ("NCCL INFO Call to connect returned Connection
@@ -1236,7 +1252,7 @@ RULES: tuple[Rule, ...] = (
         # An installation problem, like an NCCL library that cannot be loaded: no retry mends
         # it, so user_error (see the labelling conventions).
         FC.USER_ERROR,
-        "cuDNN library could not be loaded",
+        "cuDNN library could not be loaded, or is not the version torch was built with",
         P_SPECIFIC,
         text=(
             r"Could not load library libcudnn",
@@ -1252,12 +1268,28 @@ RULES: tuple[Rule, ...] = (
             r"\bcudnn(?:64|_\w+64)_\d+\.dll\b[^\n]{0,40}(?:not found|Is it on your PATH|could not"
             r" be (?:found|loaded))",
             r"(?:Could not (?:find|load)|Unable to load)[^\n]{0,20}\bcudnn(?:64|_\w+64)_\d+\.dll",
+            # A cuDNN other than the one torch was built against, or a sub-library of another
+            # version or that cannot be loaded: the same installation problem.
+            r"cuDNN version (?:mismatch|incompatibility): PyTorch was compiled against",
+            r"\bCUDNN_STATUS_SUBLIBRARY_(?:LOADING_FAILED|VERSION_MISMATCH)\b",
         ),
         cuda=True,
         cuda_error_type="cudnn_library_missing",
         hint="The cuDNN libraries are missing or do not match this torch build: reinstall torch "
         "with its bundled cuDNN (nvidia-cudnn-cu* wheels) and check LD_LIBRARY_PATH; every trial "
         "fails the same way (`hpo doctor`).",
+    ),
+    Rule(
+        "cudnn-plan-warning",
+        # torch's cuDNN v8 API warns and tries the next plan: a failure only when nothing else
+        # is named, and it yields to a plain Python error that follows it.
+        FC.CUDNN,
+        "cuDNN rejected an execution plan (a warning)",
+        P_SPECIFIC,
+        text=(r"UserWarning: Plan failed with a cudnnException\b",),
+        cuda=True,
+        cuda_error_type="cudnn_error",
+        yields_to_plain_error=True,
     ),
     Rule(
         "cudnn-status",
@@ -1392,7 +1424,7 @@ RULES: tuple[Rule, ...] = (
             # when calling `cusparseSpGEMM_workEstimation(...)`").
             r"\bCUDA error: [^\n]{1,120} when calling `?cu(?:sparse|solver|fft|rand)\w+\(",
             r"\bcu(?:SPARSE|SOLVER|FFT|RAND) ERROR \(code = \d+",
-            r"\bInternal cu(?:SPARSE|SOLVER|FFT|RAND) failure with error code \d+",
+            r"\bInternal cu(?:SPARSE|SOLVER|FFT|RAND) failure with error (?:code )?\d+",
             r"\bCURAND failure in curand\w+",
             r"\bCURAND Gen \w+ \w+ failed",
             r"\bcu(?:SPARSE|SOLVER|FFT|RAND)(?:Lt)? API failed",
@@ -1736,7 +1768,7 @@ RULES: tuple[Rule, ...] = (
         # forward (an unbatched input) is the data's shape; raised on the line of the user's own
         # code that names the dimension, it is that line's argument.
         FC.USER_ERROR,
-        "the code names a dimension the tensor does not have",
+        "the code names a dimension or index the tensor does not have",
         P_SPECIFIC + 1,
         text=(
             # A traceback whose last frame is outside site-/dist-packages, its line naming a dim.
@@ -1748,9 +1780,19 @@ RULES: tuple[Rule, ...] = (
             r"^-*> ?\d+ (?=\S)"
             rf"{_DIM_LINE}\n(?:[ \t]+\d+ [^\n]*\n)?[ \t]*\n?"
             r"(?:torch\.)?IndexError: Dimension out of range\b",
+            # A literal index on that line past the size ("----> 4 show([spectros[2]])" then
+            # "index 2 is out of bounds for dimension 0 with size 2"): the code's index, not a
+            # label's value.
+            r'^[ \t]*File "(?![^"\n]*(?:site|dist)-packages)[^"\n]*", line \d+, in [^\n]*\n'
+            r"[^\n]*\[(?P<literal>\d+)\][^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?"
+            r"IndexError: index (?P=literal) is out of bounds for (?:dimension|axis) \d+ with size",
+            r"^-*> ?\d+ (?=\S)[^\n]*\[(?P<literal2>\d+)\][^\n]*\n(?:[ \t]+\d+ [^\n]*\n)?"
+            r"[ \t]*\n?IndexError: index (?P=literal2) is out of bounds for (?:dimension|axis) \d+ "
+            r"with size",
         ),
-        hint="The dim argument on the failing line is past the tensor's dimensions: check the "
-        "tensor's shape there (a reduction over a batch dimension the tensor no longer has).",
+        hint="The dim argument or index on the failing line is past the tensor's shape: check "
+        "the shape there (a reduction over a batch dimension the tensor no longer has, a "
+        "hard-coded index into a shorter list).",
     ),
     Rule(
         "data-shape-mismatch",
@@ -1781,6 +1823,12 @@ RULES: tuple[Rule, ...] = (
             r"The expanded size of the tensor \(\d+\) must match the existing size \(\d+\)",
             r"Unable to create tensor, you should probably activate truncation and/or padding",
             r"Dimension out of range \(expected to be in range of \[-?\d+, -?\d+\], but got -?\d+\)",
+            # numpy given ragged rows; sklearn given columns the model was not fit on; an empty
+            # data set (a sampler over no samples, sklearn's check).
+            r"The requested array has an inhomogeneous shape after \d+ dimensions?\b",
+            r"The feature names should match those that were passed during fit\b",
+            r"num_samples should be a positive integer value, but got num_samples=0\b",
+            r"\bFound array with 0 sample\(s\) \(shape=",
             # Keras's input spec, TensorFlow kernels, Theano, Paddle, JAX shape polymorphism.
             r"Input \d+ (?:of layer \"?[\w./-]+\"? )?is incompatible with (?:the )?layer",
             r"Error when checking (?:model )?(?:input|target): expected \w+ to have",
@@ -2100,9 +2148,15 @@ RULES: tuple[Rule, ...] = (
             # interrupted; "Job has not timed out" is the preemption's first line).
             r"\bJob has timed out\. Ran \d+ minutes? out of requested \d+ minutes?",
             r"\bCaught signal \S+ on \S+: this job is timed-out\b",
+            r"\bJob not requeued because: timed-out\b",
+            # W&B's run start (a service that never answered); Ascend's HCCL collectives and
+            # stream synchronisation (a peer or kernel that never finished).
+            r"\bRun initialization has timed out after [\d.]+ sec\b",
+            r"\bThe wait execution of the Notify register times out\b",
+            r"\bStream synchronize timeout\b",
         ),
         types=(
-            r"(?:asyncio\.(?:exceptions\.)?|concurrent\.futures\.(?:_base\.)?)?TimeoutError",
+            r"(?:asyncio\.(?:exceptions\.)?|concurrent\.futures\.(?:_base\.)?|builtins\.)?TimeoutError",
             r"(?:ray\.exceptions\.)?GetTimeoutError",
             # pynisher's per-run limits (auto-sklearn, SMAC); stopit's (TPOT's per-pipeline limit).
             r"(?:pynisher\.[\w.]*\.)?(?:Cpu|Wall)TimeoutException",
@@ -2250,7 +2304,8 @@ RULES: tuple[Rule, ...] = (
             r"One of the subprocesses has abruptly died during map operation",
             r"Worker exited prematurely: (?:exitcode|signal) \d+",
             r"WorkerProc initialization failed due to an exception in a background process",
-            r"Engine core initialization failed\. See root cause above",
+            # (vLLM naming no failed process, "Failed core proc(s): {}", is its error above.)
+            r"Engine core initialization failed\. See root cause above(?!\. Failed core proc\(s\): \{\})",
             r"Engine core proc \S+ died unexpectedly",
             # Dask: the scheduler gave up on a task whose workers kept dying.
             r"(?-i:\bKilledWorker\b)",
@@ -2297,6 +2352,13 @@ RULES: tuple[Rule, ...] = (
             r"\bFailed to retrieve the value of \w*Future \(",
             # SoS workflows.
             r"\bOne of the local workers has been killed\b",
+            # RLlib's trainer; Dask's nanny with no memory-budget line before it (host_oom).
+            r"\bWorker crashed during call to `?\w+\(\)`?",
+            r"distributed\.nanny - WARNING - Worker process \d+ was killed by unknown signal",
+            # A Ray actor's fatal signal as the driver echoes it ("(WorkerDict pid=124799) ...
+            # *** SIGABRT received at time="): the actor died, not the trial's process.
+            r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\) [^\n]*\*\*\* SIG(?:SEGV|ABRT|BUS|ILL|FPE) received "
+            r"at time=",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
@@ -2768,7 +2830,8 @@ def _mandatory_runs(pattern: str) -> list[str] | None:
             body = pattern[index + 1 : end]
             quantified = end + 1 < len(pattern) and pattern[end + 1] in _QUANTIFIERS
             prefix = re.match(r"\?(?:P<\w+>|[:>]|-?[aiLmsux]*-?[imsx]*:)?", body)
-            lookaround = body.startswith(("?=", "?!", "?<=", "?<!", "?#"))
+            # A backreference ("(?P=name)") or a conditional group matches text unknown here.
+            lookaround = body.startswith(("?=", "?!", "?<=", "?<!", "?#", "?P=", "?("))
             if alternates or quantified or lookaround or prefix is None:
                 close()
             else:
