@@ -150,7 +150,9 @@ The split in the repository is v21: 177 rows collected blind by seven helpers wh
 misses were being fixed, committed before the rules (frozen at 7266992) were run on it. 37 of
 the 214 rows collected were dropped (34 overlapping training texts, 2 whose text was an
 issue's title, 1 whose source was already used). It is 3.1% of the corpus, 2-26 rows per
-class: numerical has 2 rows, which a strict xfail records with the strata.
+class: numerical has 2 rows, which a strict xfail records with the strata. Measured once at
+7266992: class 164/177 = 92.7%, stickiness 81/83 = 97.6% (both below the bars, strict xfails).
+``MEASURED_CLASS_FLOOR`` is that figure.
 """
 
 from __future__ import annotations
@@ -181,7 +183,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 164 / 177
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -336,6 +338,7 @@ def heldout_accuracy() -> tuple[float, float, str]:
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(strict=True, reason="held-out v21 stickiness 81/83 = 97.6% < 98% at 7266992")
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail
@@ -343,7 +346,7 @@ def test_heldout_stickiness_accuracy() -> None:
 
 @HELDOUT_PENDING
 @pytest.mark.xfail(
-    strict=False, reason="held-out v21: committed before it was measured (the next commit)"
+    strict=True, reason="held-out v21 class accuracy 164/177 = 92.7% < 97% at 7266992"
 )
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
