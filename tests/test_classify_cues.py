@@ -190,7 +190,7 @@ V6: list[Case] = [
         "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:4001 (pid=7) exceeded 95% "
         "memory budget. Restarting...",
         "host_oom",
-        "host-memory-monitor",
+        "dask-nanny-memory",
     ),
     ("killedworker", "user_error", None),
     # c10d's stores.
@@ -367,8 +367,8 @@ V7: list[Case] = [
     ),
     (
         "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, 2) but found runtime version (8, 5, 0).",
-        "cudnn",
-        "cudnn-status",
+        "user_error",
+        "cudnn-library-missing",
     ),
     (
         "RuntimeError: [enforce fail at common_cudnn.h:108] cuDNN compiled (7102) and runtime (7005) versions mismatch",
@@ -3400,7 +3400,7 @@ V17: list[Case] = [
     (
         "distributed.nanny.memory - WARNING - Worker tcp://127.0.0.1:37561 (pid=2599597) exceeded 95% memory budget. Restarting...\ndistributed.scheduler.KilledWorker: Attempted to run task ('f-1', 0) on 4 different workers, but all those workers died while running it.",
         "host_oom",
-        "host-memory-monitor",
+        "dask-nanny-memory",
     ),
     (
         "distributed.scheduler.KilledWorker: Attempted to run task ('f-1', 0) on 4 different workers, but all those workers died while running it.",
@@ -3886,7 +3886,7 @@ V20: list[Case] = [
         "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting\n"
         "distributed.nanny - WARNING - Worker process 22204 was killed by unknown signal",
         "host_oom",
-        "host-memory-monitor",
+        "dask-nanny-memory",
     ),
     (
         "(WorkerDict pid=124799) [2025-05-19 13:48:05,850 E 124799 140771] logging.cc:361: *** SIGABRT "
@@ -3919,6 +3919,144 @@ V20: list[Case] = [
 ]
 
 
+V21: list[Case] = [
+    # XLA's pinned host buffers in the driver's OOM wording (h21A-craiyon-jax-pinned-host-oom)
+    # are host memory; the same status for device memory stays oom.
+    (
+        "E external/org_tensorflow/tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc "
+        "1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "host_oom",
+        "cpu-device-oom",
+    ),
+    (
+        "W tensorflow/core/common_runtime/device/device_host_allocator.h:46] could not allocate pinned "
+        "host memory of size: 1073741824",
+        "host_oom",
+        "cpu-device-oom",
+    ),
+    (
+        "E external/xla/xla/stream_executor/cuda/cuda_driver.cc:628] failed to alloc 8589934592 bytes on "
+        "device: CUDA_ERROR_OUT_OF_MEMORY: out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # XLA's stream left in an error state by a kernel fault (h21A-jax-stream-already-error-state).
+    (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to complete all kernels launched on stream "
+        "0x557b78e02e40: stream did not block host until done; was already in an error state",
+        "cuda_context_corrupted",
+        "cuda-other-kernel-fault",
+    ),
+    ("INTERNAL: the stream was already in an error state", "user_error", None),
+    # cuDNN's version check in torch's spelling, two spaces and all (h21B-pytorch-ci-cudnn-
+    # version-incompat).
+    (
+        "RuntimeError: cuDNN version incompatibility: PyTorch was compiled  against (8, 9, 2) but found "
+        "runtime version (8, 8, 1). PyTorch already comes bundled with cuDNN.",
+        "user_error",
+        "cudnn-library-missing",
+    ),
+    # The watchdog's line wrapped by a terminal (h21C-csdn-watchdog-syserr) is still the
+    # watchdog: sticky.
+    (
+        "Some NCCL operations have failed\n or timed out. Due to the asynchronous nature of CUDA kernels, "
+        "subsequent GPU operations might run on corrupted/incomplete data.\n"
+        "terminate called after throwing an instance of 'std::runtime_error'\n"
+        "  what():  NCCL error: unhandled system error, NCCL version 2.10.3",
+        "nccl",
+        "nccl-async-abort",
+    ),
+    # An empty data set (h21D-chatglm-datasets-empty); another size is an index past the end.
+    ("IndexError: Invalid key: 0 is out of bounds for size 0", "data_error", "data-shape-mismatch"),
+    ("IndexError: Invalid key: 12 is out of bounds for size 10", "user_error", None),
+    # func_timeout's exception (h21F-functimeout-raised).
+    ("func_timeout.exceptions.FunctionTimedOut: bar", "timeout", "distributed-time-limit"),
+    (
+        "func_timeout.exceptions.FunctionTimedOut: Function train (args=()) (kwargs={}) timed out after 600.000000 seconds.",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    # Dask's nanny warnings, then the user's Ctrl-C (h21F-dask-nanny-budget-then-ctrlc, the
+    # wrong prune): interrupted; alone, or before the pool's KilledWorker, host memory; below a
+    # plain data error raised in the trial.
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+        "distributed.nanny - WARNING - Restarting worker\nKeyboardInterrupt: ",
+        "interrupted",
+        "keyboard-interrupt",
+    ),
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting",
+        "host_oom",
+        "dask-nanny-memory",
+    ),
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+        "distributed.scheduler.KilledWorker: ('train-123', <WorkerState 'tcp://127.0.0.1:4000', status: closed>)",
+        "host_oom",
+        "dask-nanny-memory",
+    ),
+    (
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting\n"
+        "ValueError: Found input variables with inconsistent numbers of samples: [100, 99]",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    # Pool workers' fatal signals (h21G-*): Julia's "From worker N:", a Ray actor's
+    # faulthandler line, xgboost_ray's actor status, torchelastic's event log; DataLoader's FPE
+    # is a worker's native crash like its segfault; subprocess's exit 139.
+    (
+        "      From worker 3:    signal (6): Aborted\n      From worker 3:    in expression starting at none:0",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("signal (6): Aborted\nin expression starting at none:0", "segfault", "text-crash"),
+    (
+        "(WorkerDict pid=129668) Fatal Python error: Floating point exception\n(WorkerDict pid=129668) \n"
+        "(WorkerDict pid=129668) Stack (most recent call first):",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "Fatal Python error: Floating point exception\n\nStack (most recent call first):",
+        "segfault",
+        "text-crash",
+    ),
+    (
+        "(pid=40067, ip=172.31.118.130) INFO elastic.py:156 -- Actor status: 7 alive, 1 dead (8 total)",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("INFO elastic.py:156 -- Actor status: 8 alive, 0 dead (8 total)", "user_error", None),
+    (
+        '{"name": "torchelastic.worker.status.FAILED", "source": "WORKER", "timestamp": 0, "metadata": '
+        '{"run_id": "none", "global_rank": 3, "raw_error": "{\\"message\\": \\"<NONE>\\"}"}}',
+        "worker_lost",
+        "child-failed",
+    ),
+    (
+        '{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0}',
+        "user_error",
+        None,
+    ),
+    (
+        "ERROR: Unexpected floating-point exception encountered in worker.",
+        "segfault",
+        "dataloader-worker-segfault",
+    ),
+    (
+        "subprocess.CalledProcessError: Command 'python -m evals.run' returned non-zero exit status 139.",
+        "segfault",
+        "text-crash",
+    ),
+    (
+        "subprocess.CalledProcessError: Command 'python -m evals.run' returned non-zero exit status 1.",
+        "worker_lost",
+        "child-failed",
+    ),
+]
+
+
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
 TABLES: dict[str, list[Case]] = {
@@ -3944,6 +4082,7 @@ TABLES: dict[str, list[Case]] = {
     "v18": V18,
     "v19": V19,
     "v20": V20,
+    "v21": V21,
 }
 
 

@@ -31,6 +31,7 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   60  cuDNN, cuBLAS, numerical, data and known user errors
   55  DataLoader worker killed by a signal; DataLoader, peer and job time limits
   50  ``KeyboardInterrupt``
+  49  Dask's nanny over its memory budget (below a Ctrl-C after it, above KilledWorker)
   45  weak evidence (DataLoader worker exited, distributed network errors, numpy's overflow
       then invalid value)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
@@ -507,6 +508,8 @@ RULES: tuple[Rule, ...] = (
             r"operation not supported on global/shared address space",
             r"cudaError(?:HardwareStackError|InvalidPc|InvalidAddressSpace)",
             r"CUDA_ERROR_(?:HARDWARE_STACK_ERROR|INVALID_PC|INVALID_ADDRESS_SPACE)",
+            # XLA: a stream a kernel fault left in an error state, which every later use reports.
+            r"\bstream did not block host until done; was already in an error state\b",
             # cuda-gdb's name for any GPU exception that stopped a kernel ("received signal
             # CUDA_EXCEPTION_14, Warp Illegal Address"): each one is a kernel fault.
             r"\bCUDA_EXCEPTION_\d+\b",
@@ -988,6 +991,18 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "dask-nanny-memory",
+        # Dask's nanny restarting a worker over its memory limit: a warning the trial may go on
+        # after. Above the pool's worker death it explains (KilledWorker then says host_oom, see
+        # the conventions), below a Ctrl-C the user pressed after it and below the trial's own
+        # errors: those are what ended the trial.
+        FC.HOST_OOM,
+        "a Dask worker went over its memory budget",
+        P_INTERRUPT - 1,
+        text=(r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",),
+        hint=_POOL_HINT,
+    ),
+    Rule(
         "cpu-device-oom",
         FC.HOST_OOM,
         "an op placed on the CPU could not allocate host memory",
@@ -1007,6 +1022,11 @@ RULES: tuple[Rule, ...] = (
             r"|Cannot allocate new \w*Pointer|Physical memory usage is too high)",
             # Julia's Base.OutOfMemoryError() (CUDA.jl names the GPU: OutOfGPUMemoryError).
             r"^(?:ERROR: )?(?:LoadError: )?OutOfMemoryError\(\)",
+            # XLA's pinned host buffers: the CUDA driver's OOM status for host memory ("failed to
+            # alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY"; "could not allocate
+            # pinned host memory of size").
+            r"\bfailed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY\b",
+            r"\bcould not allocate pinned host memory of size\b",
         ),
     ),
     Rule(
@@ -1027,8 +1047,6 @@ RULES: tuple[Rule, ...] = (
             r"\boom-kill:",
             r"\boom[-_]kill events?\b",
             r"killed by signal: Killed",
-            # Dask's nanny restarting a worker over its memory limit.
-            r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",
             # Dask's scheduler refusing a task whose inputs exceed any worker's memory limit.
             r"worth of input dependencies, but worker \S+ has memory_limit set to",
             # Kubernetes and workflow engines reporting the kill.
@@ -1066,7 +1084,7 @@ RULES: tuple[Rule, ...] = (
         "NCCL error; the watchdog took the process down (sticky)",
         P_NCCL_ABORT,
         text=(
-            r"Some NCCL operations have failed or timed out",
+            r"Some NCCL operations have failed\s+or\s+timed out",
             r"To avoid data inconsistency, we are taking the entire process down",
         ),
         sticky=True,
@@ -1270,7 +1288,7 @@ RULES: tuple[Rule, ...] = (
             r"(?:Could not (?:find|load)|Unable to load)[^\n]{0,20}\bcudnn(?:64|_\w+64)_\d+\.dll",
             # A cuDNN other than the one torch was built against, or a sub-library of another
             # version or that cannot be loaded: the same installation problem.
-            r"cuDNN version (?:mismatch|incompatibility): PyTorch was compiled against",
+            r"cuDNN version (?:mismatch|incompatibility): PyTorch was compiled\s+against",
             r"\bCUDNN_STATUS_SUBLIBRARY_(?:LOADING_FAILED|VERSION_MISMATCH)\b",
         ),
         cuda=True,
@@ -1829,6 +1847,7 @@ RULES: tuple[Rule, ...] = (
             r"The feature names should match those that were passed during fit\b",
             r"num_samples should be a positive integer value, but got num_samples=0\b",
             r"\bFound array with 0 sample\(s\) \(shape=",
+            r"\bInvalid key: \d+ is out of bounds for size 0\b",
             # Keras's input spec, TensorFlow kernels, Theano, Paddle, JAX shape polymorphism.
             r"Input \d+ (?:of layer \"?[\w./-]+\"? )?is incompatible with (?:the )?layer",
             r"Error when checking (?:model )?(?:input|target): expected \w+ to have",
@@ -2100,6 +2119,7 @@ RULES: tuple[Rule, ...] = (
             r"killed by signal: (?:Segmentation fault|Aborted|Illegal instruction"
             r"|Floating point exception)",
             r"Unexpected segmentation fault encountered in worker",
+            r"Unexpected floating-point exception encountered in worker",
         ),
         hint=_SEGV_HINT,
     ),
@@ -2154,6 +2174,8 @@ RULES: tuple[Rule, ...] = (
             r"\bRun initialization has timed out after [\d.]+ sec\b",
             r"\bThe wait execution of the Notify register times out\b",
             r"\bStream synchronize timeout\b",
+            # func_timeout's exception as a log shows it.
+            r"(?-i:\bFunctionTimedOut): ",
         ),
         types=(
             r"(?:asyncio\.(?:exceptions\.)?|concurrent\.futures\.(?:_base\.)?|builtins\.)?TimeoutError",
@@ -2161,6 +2183,7 @@ RULES: tuple[Rule, ...] = (
             # pynisher's per-run limits (auto-sklearn, SMAC); stopit's (TPOT's per-pipeline limit).
             r"(?:pynisher\.[\w.]*\.)?(?:Cpu|Wall)TimeoutException",
             r"(?:stopit\.(?:utils\.)?)?TimeoutException",
+            r"(?:func_timeout\.(?:exceptions\.)?)?FunctionTimedOut",
         ),
     ),
     Rule(
@@ -2319,7 +2342,7 @@ RULES: tuple[Rule, ...] = (
             r"\bworker '?gw\d+'? crashed while running\b",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
-            r"Actor status: 0 alive, \d+ dead",
+            r"Actor status: \d+ alive, [1-9]\d* dead",
             r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
             # Spark executors lost with no cause; Ray nodes marked dead (raylet gone); Ray's owner died.
@@ -2359,6 +2382,10 @@ RULES: tuple[Rule, ...] = (
             # *** SIGABRT received at time="): the actor died, not the trial's process.
             r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\) [^\n]*\*\*\* SIG(?:SEGV|ABRT|BUS|ILL|FPE) received "
             r"at time=",
+            r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\) Fatal Python error: (?:Segmentation fault|Aborted|"
+            r"Floating point exception|Bus error|Illegal instruction)\b",
+            # Julia's Distributed prints each worker's output under "From worker N:".
+            r"^[ \t]*From worker \d+:[ \t]+signal \(\d+\): \w",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
@@ -2471,6 +2498,11 @@ RULES: tuple[Rule, ...] = (
             r"exit code 0xC00000(?:05|FD|1D)\b",
             r"exit code 0xC0000409\b",
             r"exit code 1(?:39|35|34|32|36)\b",
+            # Julia's crash report ("signal (6): Aborted" then "in expression starting at").
+            r"^signal \((?:4|6|7|8|11)\): (?:Aborted|Segmentation fault|Bus error|Illegal instruction"
+            r"|Floating point exception)\b",
+            # subprocess's CalledProcessError for a child shell's 128 + SIGSEGV.
+            r"returned non-zero exit status 139\b",
             # The signal named by the IDE ("exit code 138 (interrupted by signal 10: SIGBUS)",
             # macOS numbering) and zsh's job line ("[1]    4939 bus error  python x.py").
             r"interrupted by signal \d+: (?P<code>SIG(?:SEGV|BUS|ILL|FPE|ABRT))",
@@ -2613,6 +2645,8 @@ RULES: tuple[Rule, ...] = (
             r"Primary job\s+terminated normally, but \d+ process(?:es)? returned",
             r"sigkill_handler\] Killing subprocess",
             r"CHILD PROCESS FAILED WITH NO ERROR_FILE",
+            # torchelastic's event log (torch < 1.9): a worker's FAILED status.
+            r'"name": "torchelastic\.worker\.status\.FAILED"',
             r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*",
             r"Process exited with code: [1-9]\d*",
             r"Exception from container-launch\.[^\n]*\n(?:[^\n]*\n){0,2}\s*Exit code: [1-9]\d*",
