@@ -460,15 +460,15 @@ def _nccl_context(text: str, index: int) -> bool:
     return "NCCL WARN" in line or "NCCL INFO" in line or _NCCL_CUDA_FAILURE.search(line) is not None
 
 
-#: A Python warning's header on a line (``conv.py:306: UserWarning: Plan failed with a
-#: cudnnException: ... CUDNN_STATUS_NOT_SUPPORTED``): torch goes on after it, so a status named
-#: after it on that line is no failure (the rule ``cudnn-plan-warning`` reads the warning).
-_PYTHON_WARNING = re.compile(r"\b(?:User|Runtime)Warning: ")
+#: The CUDA driver's OOM status for a pinned host buffer (XLA's "failed to alloc 1073741824
+#: bytes on host: CUDA_ERROR_OUT_OF_MEMORY"): host memory, which the rule
+#: ``xla-pinned-host-memory`` reads; not the GPU's out-of-memory code.
+_HOST_ALLOCATION = "bytes on host: "
 
 
-def _in_python_warning(text: str, index: int) -> bool:
-    """Whether ``text[index]`` sits after a Python warning's header on its line."""
-    return _PYTHON_WARNING.search(text, text.rfind("\n", 0, index) + 1, index) is not None
+def _host_allocation(text: str, index: int) -> bool:
+    """Whether the code name at ``text[index]`` reports a failed host allocation."""
+    return text.endswith(_HOST_ALLOCATION, max(0, index - len(_HOST_ALLOCATION)), index)
 
 
 def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]:
@@ -480,7 +480,7 @@ def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]
         return hits
     for found in _matches_near(_CODE_NAME_ANCHORS, _CODE_NAME, text, folded):
         info = code_by_name(found.group(0))
-        if info is not None and not _in_python_warning(text, found.start()):
+        if info is not None and not _host_allocation(text, found.start()):
             is_nccl = found.group(0).startswith("nccl")
             hits.append(
                 _CodeHit(

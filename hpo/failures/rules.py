@@ -114,9 +114,10 @@ P_HINT = 10
 #: A source line that names a tensor dimension: ``dim=``/``axis=`` or a reduction or reshaping
 #: method given a number first (``x.mean(1)``, ``x.transpose(0, 2)``). One line, no newline.
 _DIM_LINE = (
-    r"[^\n]*(?:\b(?:dim|axis)\s*=|\.(?:mean|sum|max|min|argmax|argmin|softmax|log_softmax|"
+    # The lookahead is atomic, so a long line costs one scan, not one per candidate position.
+    r"(?=[^\n]*?(?:\b(?:dim|axis)\s*=|\.(?:mean|sum|max|min|argmax|argmin|softmax|log_softmax|"
     r"squeeze|unsqueeze|transpose|permute|flatten|norm|std|var|cumsum|prod|topk|sort|select|"
-    r"narrow|size|chunk|split|unbind)\(\s*-?\d)[^\n]*"
+    r"narrow|size|chunk|split|unbind)\(\s*-?\d))[^\n]*"
 )
 
 
@@ -508,8 +509,6 @@ RULES: tuple[Rule, ...] = (
             r"operation not supported on global/shared address space",
             r"cudaError(?:HardwareStackError|InvalidPc|InvalidAddressSpace)",
             r"CUDA_ERROR_(?:HARDWARE_STACK_ERROR|INVALID_PC|INVALID_ADDRESS_SPACE)",
-            # XLA: a stream a kernel fault left in an error state, which every later use reports.
-            r"\bstream did not block host until done; was already in an error state\b",
             # cuda-gdb's name for any GPU exception that stopped a kernel ("received signal
             # CUDA_EXCEPTION_14, Warp Illegal Address"): each one is a kernel fault.
             r"\bCUDA_EXCEPTION_\d+\b",
@@ -787,7 +786,8 @@ RULES: tuple[Rule, ...] = (
             # HIP/CUDA check macros ("error: out of memory (2) at .../init_device.cpp:54").
             r"\berror: out of memory \(2\) at \S+:\d+",
             r"cudaErrorMemoryAllocation",
-            r"CUDA_ERROR_OUT_OF_MEMORY",
+            # (Not a pinned host buffer's: xla-pinned-host-memory.)
+            r"(?<!bytes on host: )CUDA_ERROR_OUT_OF_MEMORY",
             r"hipErrorOutOfMemory",
             r"\bHIP_ERROR_OutOfMemory\b",
             # Vulkan (ggml, ncnn): vk::Result::eErrorOutOfDeviceMemory.
@@ -882,7 +882,9 @@ RULES: tuple[Rule, ...] = (
             r"\bZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
             # Theano's GPU pools (CNMeM; "Error allocating 39190528 bytes of device memory"), raised
             # as a Python MemoryError, which alone is host memory.
-            r"\bCNMEM_STATUS_OUT_OF_MEMORY\b",
+            # (Not the pool's set-up, "cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY",
+            # after which Theano goes on on the CPU.)
+            r"(?<!Reason=)\bCNMEM_STATUS_OUT_OF_MEMORY\b",
             r"\bError allocating \d+ bytes of device memory\b",
             # TensorFlow 2's eager ops on the GPU allocator ("ResourceExhaustedError: failed to
             # allocate memory [Op:AddV2]"); on the CPU it says "OOM when allocating ... cpu".
@@ -890,7 +892,7 @@ RULES: tuple[Rule, ...] = (
             # The CUDA samples' error macro in hand-written CUDA programs ('Cuda error in func
             # "cuda_init_device" at line 33: out of memory', "Cuda error in file 'x.cu' in line 9 :
             # out of memory.").
-            r"\bCuda error in (?:func(?:tion)?|file) [^\n]{1,200}?\s?: out of memory\b",
+            r"\bCuda error in (?:func(?:tion)?|file) [^\n]{1,200}?[ \t]?: out of memory\b",
         ),
         types=(r"(?:torch\.)?(?:cuda\.)?OutOfMemoryError", r"cupy\.cuda\.memory\.OutOfMemoryError"),
         cuda=True,
@@ -995,12 +997,13 @@ RULES: tuple[Rule, ...] = (
         # Dask's nanny restarting a worker over its memory limit: a warning the trial may go on
         # after. Above the pool's worker death it explains (KilledWorker then says host_oom, see
         # the conventions), below a Ctrl-C the user pressed after it and below the trial's own
-        # errors: those are what ended the trial.
+        # errors, plain Python ones included: those are what ended the trial.
         FC.HOST_OOM,
         "a Dask worker went over its memory budget",
         P_INTERRUPT - 1,
         text=(r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",),
         hint=_POOL_HINT,
+        yields_to_plain_error=True,
     ),
     Rule(
         "cpu-device-oom",
@@ -1022,11 +1025,6 @@ RULES: tuple[Rule, ...] = (
             r"|Cannot allocate new \w*Pointer|Physical memory usage is too high)",
             # Julia's Base.OutOfMemoryError() (CUDA.jl names the GPU: OutOfGPUMemoryError).
             r"^(?:ERROR: )?(?:LoadError: )?OutOfMemoryError\(\)",
-            # XLA's pinned host buffers: the CUDA driver's OOM status for host memory ("failed to
-            # alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY"; "could not allocate
-            # pinned host memory of size").
-            r"\bfailed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY\b",
-            r"\bcould not allocate pinned host memory of size\b",
         ),
     ),
     Rule(
@@ -1303,7 +1301,9 @@ RULES: tuple[Rule, ...] = (
         # is named, and it yields to a plain Python error that follows it.
         FC.CUDNN,
         "cuDNN rejected an execution plan (a warning)",
-        P_SPECIFIC,
+        # Below every failure named after it (torch raises most as RuntimeError, which is no
+        # plain Python error): only a warning with nothing after it is read as cudnn.
+        P_TEXT_SIGNAL - 1,
         text=(r"UserWarning: Plan failed with a cudnnException\b",),
         cuda=True,
         cuda_error_type="cudnn_error",
@@ -1315,9 +1315,11 @@ RULES: tuple[Rule, ...] = (
         "cuDNN error ({code})",
         P_SPECIFIC,
         text=(
+            # (Not the plan warning's line: cudnn-plan-warning reads it.)
+            r"^(?![^\n]*Plan failed with a cudnnException)[^\n]*?"
             r"(?P<code>CUDNN_STATUS_(?!SUCCESS)[A-Z_]+)",
             r"cuDNN error",
-            r"cudnnException",
+            r"(?<!Plan failed with a )cudnnException",
             r"cuDNN Frontend error",
             # The cuDNN loaded at run time is not the one torch/caffe2 was built with.
             r"cuDNN version incompatibility",
@@ -1802,9 +1804,9 @@ RULES: tuple[Rule, ...] = (
             # "index 2 is out of bounds for dimension 0 with size 2"): the code's index, not a
             # label's value.
             r'^[ \t]*File "(?![^"\n]*(?:site|dist)-packages)[^"\n]*", line \d+, in [^\n]*\n'
-            r"[^\n]*\[(?P<literal>\d+)\][^\n]*\n(?:[ \t]*[\^~]+[ \t]*\n)?"
+            r"[^\n]{0,400}\[(?P<literal>\d+)\][^\n]{0,400}\n(?:[ \t]*[\^~]+[ \t]*\n)?"
             r"IndexError: index (?P=literal) is out of bounds for (?:dimension|axis) \d+ with size",
-            r"^-*> ?\d+ (?=\S)[^\n]*\[(?P<literal2>\d+)\][^\n]*\n(?:[ \t]+\d+ [^\n]*\n)?"
+            r"^-*> ?\d+ (?=\S)[^\n]{0,400}\[(?P<literal2>\d+)\][^\n]{0,400}\n(?:[ \t]+\d+ [^\n]*\n)?"
             r"[ \t]*\n?IndexError: index (?P=literal2) is out of bounds for (?:dimension|axis) \d+ "
             r"with size",
         ),
@@ -2169,9 +2171,8 @@ RULES: tuple[Rule, ...] = (
             r"\bJob has timed out\. Ran \d+ minutes? out of requested \d+ minutes?",
             r"\bCaught signal \S+ on \S+: this job is timed-out\b",
             r"\bJob not requeued because: timed-out\b",
-            # W&B's run start (a service that never answered); Ascend's HCCL collectives and
-            # stream synchronisation (a peer or kernel that never finished).
-            r"\bRun initialization has timed out after [\d.]+ sec\b",
+            # Ascend's HCCL collectives and stream synchronisation (a peer or kernel that never
+            # finished).
             r"\bThe wait execution of the Notify register times out\b",
             r"\bStream synchronize timeout\b",
             # func_timeout's exception as a log shows it.
@@ -2342,7 +2343,7 @@ RULES: tuple[Rule, ...] = (
             r"\bworker '?gw\d+'? crashed while running\b",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
-            r"Actor status: \d+ alive, [1-9]\d* dead",
+            r"Actor status: 0 alive, \d+ dead",
             r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
             # Spark executors lost with no cause; Ray nodes marked dead (raylet gone); Ray's owner died.
@@ -2385,7 +2386,7 @@ RULES: tuple[Rule, ...] = (
             r"^\(\w+ pid=\d+(?:, ip=[\d.]+)?\) Fatal Python error: (?:Segmentation fault|Aborted|"
             r"Floating point exception|Bus error|Illegal instruction)\b",
             # Julia's Distributed prints each worker's output under "From worker N:".
-            r"^[ \t]*From worker \d+:[ \t]+signal \(\d+\): \w",
+            r"^[ \t]*From worker \d+:[ \t]+signal \((?:4|6|7|8|11)\): \w",
         ),
         types=(
             r"(?:[\w.]*\.)?TerminatedWorkerError",
@@ -2418,7 +2419,8 @@ RULES: tuple[Rule, ...] = (
             r"THCudaCheck FAIL",
             _ASYNC_FOOTER,
             r"c10_cuda_check_implementation",
-            r"\bCUDA_ERROR_[A-Z_]+",
+            # (Not a pinned host buffer's OOM: xla-pinned-host-memory.)
+            r"(?<!bytes on host: )\bCUDA_ERROR_[A-Z_]+",
             r"CUDA failure \d+:",
             r"error == cudaSuccess",
             r"Compile with .?TORCH_USE_(?:CUDA|HIP)_DSA.? to enable device-side assertions",
@@ -2594,6 +2596,53 @@ RULES: tuple[Rule, ...] = (
         ),
         types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
         hint=_INTERRUPT_HINT,
+    ),
+    Rule(
+        "xla-stream-error-state",
+        # XLA puts a stream in this state after any failed operation on it: sticky, but below
+        # the out-of-memory or NCCL error that caused it.
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "XLA stream already in an error state",
+        P_CUDA_GENERIC + 2,
+        text=(r"\bstream did not block host until done; was already in an error state\b",),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="stream_error_state",
+    ),
+    Rule(
+        "elastic-actor-dead",
+        # xgboost_ray's elastic training goes on with the actors left; a plain error after it
+        # is what ended the trial.
+        FC.WORKER_LOST,
+        "a Ray training actor died (elastic training)",
+        P_POOL,
+        text=(r"Actor status: \d+ alive, [1-9]\d* dead",),
+        hint=_POOL_HINT,
+        yields_to_plain_error=True,
+    ),
+    Rule(
+        "wandb-init-timeout",
+        # W&B's run start timed out (a service that never answered). Often caught, with an
+        # offline fallback: below a crash, a Ctrl-C or a worker's death after it.
+        FC.TIMEOUT,
+        "W&B run initialization timed out",
+        P_TEXT_SIGNAL - 1,
+        text=(r"\bRun initialization has timed out after [\d.]+ sec\b",),
+    ),
+    Rule(
+        "xla-pinned-host-memory",
+        # XLA's and TensorFlow's pinned host buffers, in the CUDA driver's OOM wording ("failed to
+        # alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY"): host memory. A warning the
+        # allocator goes on after (it asks again for less), so it decides only when nothing
+        # else is named, and yields to a plain Python error.
+        FC.HOST_OOM,
+        "pinned host memory could not be allocated",
+        P_TEXT_SIGNAL - 1,
+        text=(
+            r"\bfailed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY\b",
+            r"\bcould not allocate pinned host memory of size\b",
+        ),
+        yields_to_plain_error=True,
     ),
     # --- the signal the worker died of ------------------------------------------------------
     Rule(
