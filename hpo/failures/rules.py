@@ -35,11 +35,14 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
   45  weak evidence (DataLoader worker exited, distributed network errors, numpy's overflow
       then invalid value)
   42  a worker of a process pool (joblib/loky, concurrent.futures, Ray) died
+      also XLA's stream "already in an error state"; an elastic training's dead actor
   41  Dask's connect limit (below the pool worker's death it often follows)
   40  any other CUDA error (assumed sticky; not recognised)
   36  srun ending a job step because one of its tasks exited (above the kills it prints)
   35  crash or kill evidence in the log text (``Segmentation fault``, ``exitcode: -9``)
       and a signal handler's report of a stop signal (``*** SIGTERM received at time=``)
+  34  warnings a run goes on after: torch's cuDNN plan warning, XLA's pinned host buffers,
+      W&B's init timeout
   20  the signal the worker died of
   15  launcher wrappers that only say a child failed
   10  start-up warnings that a framework found no usable GPU and went on without one (also
@@ -49,7 +52,8 @@ highest ``priority`` (the table order breaks ties), so strong evidence beats wea
 Some rules name no failure and yield to a plain Python error (``AssertionError: ...``,
 ``TypeError: ...``) named in the same text, whatever their priority (``yields_to_plain_error``):
 launcher lines that only say a child failed, srun ending a step after a task exited, a
-signal handler's report, autograd anomaly mode's warning, torch's cuDNN plan warning,
+signal handler's report, autograd anomaly mode's warning, torch's cuDNN plan warning, Dask's
+nanny over its memory budget, an elastic training's dead actor, XLA's pinned host warnings,
 faulthandler's report of a Windows access violation (also printed for violations that were
 handled), and the start-up warnings. The
 warnings rank below crashes and signals too, so they decide only when nothing else is named.
