@@ -161,7 +161,8 @@ The split in the repository is v22: 99 rows grepped by four helpers from the rep
 snapshots on the machine (no look-ups were left), committed before the rules (frozen at
 b08c144) were run on it. 8 of the 107 rows collected were dropped (overlapping training
 texts). It is 1.7% of the corpus with no nccl, cublas or worker_lost row: strict xfails
-record that.
+record that. Measured once at b08c144: class 90/99 = 90.9%, stickiness 26/27 (both below the
+bars, strict xfails). ``MEASURED_CLASS_FLOOR`` is that figure.
 """
 
 from __future__ import annotations
@@ -192,7 +193,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 90 / 99
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -347,15 +348,14 @@ def heldout_accuracy() -> tuple[float, float, str]:
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(strict=True, reason="held-out v22 stickiness 26/27 = 96.3% < 98% at b08c144")
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(
-    strict=False, reason="held-out v22: committed before it was measured (the next commit)"
-)
+@pytest.mark.xfail(strict=True, reason="held-out v22 class accuracy 90/99 = 90.9% < 97% at b08c144")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
