@@ -157,12 +157,15 @@ tests/test_classify_cues.py (table ``v21``); one row was relabelled to the index
 five older rows to the cuDNN one. The held-out file is empty until the next split is collected
 blind; ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 
-The split in the repository is v22: 99 rows grepped by four helpers from the repository
+v22: 99 rows grepped by four helpers from the repository
 snapshots on the machine (no look-ups were left), committed before the rules (frozen at
 b08c144) were run on it. 8 of the 107 rows collected were dropped (overlapping training
 texts). It is 1.7% of the corpus with no nccl, cublas or worker_lost row: strict xfails
 record that. Measured once at b08c144: class 90/99 = 90.9%, stickiness 26/27 (both below the
-bars, strict xfails). ``MEASURED_CLASS_FLOOR`` is that figure.
+bars, strict xfails). It then joined the training file and its misses were fixed with the cues
+in tests/test_classify_cues.py (table ``v22``); one row whose excerpt stops before the error
+line was relabelled user_error. The held-out file is empty until the next split is collected
+blind; ``MEASURED_CLASS_FLOOR`` applies to it once it has been measured.
 """
 
 from __future__ import annotations
@@ -193,7 +196,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = 90 / 99
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -348,7 +351,6 @@ def heldout_accuracy() -> tuple[float, float, str]:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=True, reason="held-out v22 stickiness 26/27 = 96.3% < 98% at b08c144")
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail

@@ -4057,6 +4057,94 @@ V21: list[Case] = [
 ]
 
 
+V22: list[Case] = [
+    # torchrun over the child's own error (h22C-singularity-*): the child's OSError or bare
+    # Exception decides; torch.multiprocessing's own bare Exception for a dead child does not.
+    (
+        "OSError: [Errno 24] Too many open files\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "Root Cause (first observed failure):\n  exitcode  : 1 (pid: 1370613)",
+        "user_error",
+        None,
+    ),
+    (
+        "Exception: Unknown manipulation type\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "Root Cause (first observed failure):\n  exitcode  : 1 (pid: 2057526)",
+        "user_error",
+        None,
+    ),
+    (
+        "Exception: process 0 terminated with exit code 1",
+        "worker_lost",
+        "child-failed",
+    ),
+    # torch.save's writer failing mid-file (h22A-spdistiller-ckpt-write) is the disk's.
+    (
+        "RuntimeError: [enforce fail at inline_container.cc:778] . PytorchStreamWriter failed writing "
+        "file data/3: file write failed",
+        "user_error",
+        "disk-full",
+    ),
+    # vLLM's KV cache check (h22A-laguna-kvcache-mem): GPU memory the settings need.
+    (
+        "ValueError: To serve at least one request with the model's max seq len (262144), (18.35 GiB KV "
+        "cache is needed, which is larger than the available KV cache memory (8.72 GiB).",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "ValueError: The model's max seq len (32768) is larger than the maximum number of tokens that can "
+        "be stored in KV cache (20512). Try increasing `gpu_memory_utilization` or decreasing `max_model_len`",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization` "
+        "when initializing the engine.",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # TensorFlow 1's failed stream sync (h22B-tfmnist-gpu-sync-failed): sticky, below its cause.
+    ("InternalError: GPU sync failed", "cuda_context_corrupted", "xla-stream-error-state"),
+    (
+        "E tensorflow/stream_executor/cuda/cuda_driver.cc:1032] failed to synchronize the stop event: "
+        "CUDA_ERROR_OUT_OF_MEMORY: out of memory\nInternalError: GPU sync failed",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # NVML's driver/library mismatch under NCCL (h22C-fgdcc-nccl-nvml-mismatch).
+    (
+        "torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1970, unhandled system "
+        "error (run with NCCL_DEBUG=INFO for details), NCCL version 2.20.5\nncclSystemError: System call "
+        "(e.g. socket, malloc) or external library call failed or device error.\nLast error:\n"
+        "nvmlInit_v2() failed: Driver/library version mismatch",
+        "device_unavailable",
+        "cuda-driver-mismatch",
+    ),
+    # torch.linalg's finiteness check (h22C-nowag-linalg-eig-nan).
+    (
+        "RuntimeError: torch.linalg.eig: input tensor should not contain infs or NaNs.",
+        "numerical",
+        "numerical-nonfinite",
+    ),
+    # PBS Pro's resource report with the wall time used up (h22C-gadi-pbs-walltime-sigterm);
+    # the same report before the limit is no time limit (with the signal passed, interrupted).
+    (
+        "   Exit Status:        271 (Linux Signal 15 SIGTERM Termination)\n"
+        "   Walltime requested: 15:00:00            Walltime Used: 15:01:13        ",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "   Exit Status:        271 (Linux Signal 15 SIGTERM Termination)\n"
+        "   Walltime requested: 20:00:00            Walltime Used: 00:16:02        ",
+        "user_error",
+        None,
+    ),
+]
+
+
 # A review of the v19-v21 cues (a helper that read the rule diff, not a held-out file) probed
 # them with look-alikes; each case below was a wrong verdict before the fix.
 REVIEW_V21: list[Case] = [
@@ -4197,6 +4285,7 @@ TABLES: dict[str, list[Case]] = {
     "v20": V20,
     "v21": V21,
     "review-v19-v21": REVIEW_V21,
+    "v22": V22,
 }
 
 

@@ -159,6 +159,7 @@ _PLAIN_PYTHON_ERRORS = frozenset(
         "NameError",
         "NotADirectoryError",
         "NotImplementedError",
+        "OSError",
         "OverflowError",
         "PermissionError",
         "RecursionError",
@@ -412,6 +413,28 @@ def _status_names(text: str, folded: str) -> list[str]:
             if len(names) >= _MAX_CODES:
                 return names
     return names
+
+
+#: PBS Pro's resource report ("Walltime requested: 15:00:00   Walltime Used: 15:01:13"); with
+#: the job killed by a signal, a used time at or past the request is PBS's wall-time kill.
+_PBS_WALLTIME = re.compile(
+    r"Walltime requested:\s*(\d{1,4}):(\d\d):(\d\d)\s+Walltime Used:\s*(\d{1,4}):(\d\d):(\d\d)"
+)
+_PBS_SIGNAL_EXIT = re.compile(r"Exit Status:\s*(?:2\d\d|-\d+)\b")
+
+
+def _pbs_walltime(text: str, folded: str) -> list[str]:
+    """PBS's own kill line (``PBS: job killed: walltime N exceeded limit M``, which the rules
+    read) for a resource report that shows the time ran out, as the seconds it gives."""
+    if "walltime used" not in folded:
+        return []
+    found = _PBS_WALLTIME.search(text)
+    if found is None or _PBS_SIGNAL_EXIT.search(text) is None:
+        return []
+    hours, minutes, seconds, used_h, used_m, used_s = (int(part) for part in found.groups())
+    limit = hours * 3600 + minutes * 60 + seconds
+    used = used_h * 3600 + used_m * 60 + used_s
+    return [f"PBS: job killed: walltime {used} exceeded limit {limit}"] if used >= limit else []
 
 
 @dataclass(frozen=True)
@@ -813,7 +836,7 @@ def _classify(
     code = _error_code(error_code)
     best_code = _best_code(_code_hits(text, folded, code))
     # A library status given by number is evidence of its name, which the rules know.
-    names = _status_names(text, folded)
+    names = _status_names(text, folded) + _pbs_walltime(text, folded)
     evidence = "\n".join([text, *names]) if names else text
     match = match_rules(
         Evidence(
@@ -835,21 +858,35 @@ def _classify(
         return best_code.diagnosis
     if best_code is not None:
         return best_code.diagnosis
-    if match is not None and not _yields(match, types):
+    if match is not None and not _yields(match, types, text):
         number = best_code.diagnosis.error_code if best_code is not None else code
         return _diagnosis_from_match(match, number)
     return _fallback(types, message_text, text, signal_name, exit_code)
 
 
-def _yields(match: Match, types: list[str]) -> bool:
+#: torch.multiprocessing's own bare ``Exception`` for a child that died (torch < 1.9: "process 0
+#: terminated with exit code 1", "-- Process 0 terminated with the following error:"): a
+#: launcher's line, not the objective's error.
+_SPAWN_EXCEPTION = re.compile(
+    r"^Exception: (?:process \d+ terminated|\s*$)|^-- Process \d+ terminated with the following",
+    re.MULTILINE | re.IGNORECASE,
+)
+
+
+def _yields(match: Match, types: list[str], text: str = "") -> bool:
     """A rule that names no failure, next to a plain Python error in the same text: a launcher
     saying only that a child failed (``AssertionError: Check batch related parameters`` then
     ``failed (exitcode: 1)``), faulthandler's access-violation report, or a start-up warning
     that no GPU was found (``Unable to initialize backend 'cuda'`` then ``TypeError: ...``).
     The error is the evidence."""
-    return match.rule.yields_to_plain_error and any(
-        name.rsplit(".", 1)[-1] in _PLAIN_PYTHON_ERRORS for name in types
-    )
+    if not match.rule.yields_to_plain_error:
+        return False
+    names = {name.rsplit(".", 1)[-1] for name in types}
+    if names & _PLAIN_PYTHON_ERRORS:
+        return True
+    # A bare ``raise Exception("...")`` in the objective is its own error too, unless it is
+    # torch.multiprocessing's report of a dead child.
+    return "Exception" in names and _SPAWN_EXCEPTION.search(text) is None
 
 
 def classify(

@@ -608,6 +608,8 @@ RULES: tuple[Rule, ...] = (
             # The NVIDIA container runtime refusing an image that needs a newer driver.
             r"\bnvidia-container-cli: requirement error: unsatisfied condition: cuda\b",
             r"\bunsupported CUDA version: driver [\d.]+ < image\b",
+            # NVML (NCCL's topology probe, nvidia-smi) after a driver upgrade without a reboot.
+            r"\bnvmlInit(?:_v2)?\(\) failed: Driver/library version mismatch",
         ),
         cuda=True,
         cuda_error_type="driver_mismatch",
@@ -884,6 +886,11 @@ RULES: tuple[Rule, ...] = (
             r"\bUR_RESULT_ERROR_OUT_OF_RESOURCES\b",
             r"\bUR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
             r"\bZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b",
+            # vLLM's start-up check: the KV cache the settings need does not fit in GPU memory
+            # (max_model_len, gpu_memory_utilization are the parameters).
+            r"KV cache is needed, which is larger than the available KV cache memory\b",
+            r"\bis larger than the maximum number of tokens that can be stored in KV cache\b",
+            r"\bNo available memory for the cache blocks\b",
             # Theano's GPU pools (CNMeM; "Error allocating 39190528 bytes of device memory"), raised
             # as a Python MemoryError, which alone is host memory.
             # (Not the pool's set-up, "cnmemInit call failed! Reason=CNMEM_STATUS_OUT_OF_MEMORY",
@@ -1490,6 +1497,8 @@ RULES: tuple[Rule, ...] = (
             r"\bnan loss\b",
             _NOT_A_COMMENT + r"\bloss is nan\b",
             r"\bloss is inf\b",
+            # torch.linalg's finiteness check on its input.
+            r"\binput tensor should not contain infs or NaNs\b",
             r"\bloss was nan\b",
             r"\bloss was inf\b",
             r"\bloss became nan\b",
@@ -2070,7 +2079,13 @@ RULES: tuple[Rule, ...] = (
         # Not host_oom (PRUNED would blame the parameters) and below the /dev/shm rule, which
         # is host memory.
         P_SPECIFIC,
-        text=(r"No space left on device", r"\[Errno 28\]", r"\bENOSPC\b"),
+        text=(
+            r"No space left on device",
+            r"\[Errno 28\]",
+            r"\bENOSPC\b",
+            # torch.save's writer failing mid-file (a full disk or quota; the OS error is lost).
+            r"\bPytorchStreamWriter failed writing file [^\n]{0,300}: file write failed",
+        ),
         hint="The disk the trial writes to (checkpoints, caches, /tmp) is full: free space or "
         "write elsewhere. Every trial will fail the same way until then, so the breaker stops "
         "the run.",
@@ -2606,9 +2621,13 @@ RULES: tuple[Rule, ...] = (
         # XLA puts a stream in this state after any failed operation on it: sticky, but below
         # the out-of-memory or NCCL error that caused it.
         FC.CUDA_CONTEXT_CORRUPTED,
-        "XLA stream already in an error state",
+        "the GPU stream is already in an error state (XLA, TensorFlow)",
         P_CUDA_GENERIC + 2,
-        text=(r"\bstream did not block host until done; was already in an error state\b",),
+        text=(
+            r"\bstream did not block host until done; was already in an error state\b",
+            # TensorFlow 1's session after a failed stream: the same consequence.
+            r"^InternalError: GPU sync failed\b",
+        ),
         sticky=True,
         cuda=True,
         cuda_error_type="stream_error_state",
