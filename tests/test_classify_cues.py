@@ -4302,3 +4302,12 @@ def test_cue(text: str, expected_class: str, expected_rule: str | None) -> None:
     assert (d.failure_class.value, d.rule) == (expected_class, expected_rule), text
     if expected_class == "cuda_context_corrupted":
         assert d.sticky, text
+
+
+def test_a_dask_memory_warning_gets_advice_on_memory_not_the_pool_hint() -> None:
+    """host_oom is pruned: the pool hint ("the trial is retried") would be wrong advice."""
+    d = classify(
+        None, "distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting"
+    )
+    assert (d.failure_class.value, d.rule) == ("host_oom", "dask-nanny-memory")
+    assert d.hint is not None and "memory_limit" in d.hint and "retried" not in d.hint

@@ -52,6 +52,7 @@ from hpo.failures.codes import (
 )
 from hpo.failures.rules import (
     CODE_PRIORITY,
+    HOST_BUFFER_PREFIX,
     P_CODE_HARDWARE,
     P_CODE_NCCL_STICKY,
     P_CODE_NCCL_TIMEOUT,
@@ -483,15 +484,10 @@ def _nccl_context(text: str, index: int) -> bool:
     return "NCCL WARN" in line or "NCCL INFO" in line or _NCCL_CUDA_FAILURE.search(line) is not None
 
 
-#: The CUDA driver's OOM status for a pinned host buffer (XLA's "failed to alloc 1073741824
-#: bytes on host: CUDA_ERROR_OUT_OF_MEMORY"): host memory, which the rule
-#: ``xla-pinned-host-memory`` reads; not the GPU's out-of-memory code.
-_HOST_ALLOCATION = "bytes on host: "
-
-
 def _host_allocation(text: str, index: int) -> bool:
-    """Whether the code name at ``text[index]`` reports a failed host allocation."""
-    return text.endswith(_HOST_ALLOCATION, max(0, index - len(_HOST_ALLOCATION)), index)
+    """Whether the code name at ``text[index]`` reports a failed pinned host allocation
+    (:data:`HOST_BUFFER_PREFIX` before it): host memory, not the GPU's out-of-memory code."""
+    return text.endswith(HOST_BUFFER_PREFIX, max(0, index - len(HOST_BUFFER_PREFIX)), index)
 
 
 def _code_hits(text: str, folded: str, error_code: int | None) -> list[_CodeHit]:

@@ -115,6 +115,12 @@ P_SIGNAL = 20
 P_WRAPPER = 15
 P_HINT = 10
 
+#: What XLA's and TensorFlow's driver calls print before the CUDA driver's out-of-memory status
+#: when a pinned *host* buffer could not be allocated ("failed to alloc 1073741824 bytes on host:
+#: CUDA_ERROR_OUT_OF_MEMORY"): host memory, read by ``xla-pinned-host-memory``, and never the
+#: GPU's out-of-memory code (the GPU rules and :mod:`hpo.failures.classify` skip it).
+HOST_BUFFER_PREFIX = "bytes on host: "
+
 #: A source line that names a tensor dimension: ``dim=``/``axis=`` or a reduction or reshaping
 #: method given a number first (``x.mean(1)``, ``x.transpose(0, 2)``). One line, no newline.
 _DIM_LINE = (
@@ -528,6 +534,22 @@ RULES: tuple[Rule, ...] = (
         hint=_STICKY_HINT,
     ),
     Rule(
+        "xla-stream-error-state",
+        # XLA puts a stream in this state after any failed operation on it: sticky, but below
+        # the out-of-memory or NCCL error that caused it.
+        FC.CUDA_CONTEXT_CORRUPTED,
+        "the GPU stream is already in an error state (XLA, TensorFlow)",
+        P_CUDA_GENERIC + 2,
+        text=(
+            r"\bstream did not block host until done; was already in an error state\b",
+            # TensorFlow 1's session after a failed stream: the same consequence.
+            r"^InternalError: GPU sync failed\b",
+        ),
+        sticky=True,
+        cuda=True,
+        cuda_error_type="stream_error_state",
+    ),
+    Rule(
         "cuda-unknown-error",
         FC.CUDA_CONTEXT_CORRUPTED,
         "CUDA unknown error (sticky: context unusable)",
@@ -793,7 +815,7 @@ RULES: tuple[Rule, ...] = (
             r"\berror: out of memory \(2\) at \S+:\d+",
             r"cudaErrorMemoryAllocation",
             # (Not a pinned host buffer's: xla-pinned-host-memory.)
-            r"(?<!bytes on host: )CUDA_ERROR_OUT_OF_MEMORY",
+            rf"(?<!{HOST_BUFFER_PREFIX})CUDA_ERROR_OUT_OF_MEMORY",
             r"hipErrorOutOfMemory",
             r"\bHIP_ERROR_OutOfMemory\b",
             # Vulkan (ggml, ncnn): vk::Result::eErrorOutOfDeviceMemory.
@@ -1013,7 +1035,8 @@ RULES: tuple[Rule, ...] = (
         "a Dask worker went over its memory budget",
         P_INTERRUPT - 1,
         text=(r"\bWorker\b[^\n]{0,80}? exceeded \d+% memory budget",),
-        hint=_POOL_HINT,
+        hint="Dask's nanny restarted a worker that went over its memory_limit: smaller partitions "
+        "or chunks, fewer threads per worker, or a larger memory_limit.",
         yields_to_plain_error=True,
     ),
     Rule(
@@ -1037,6 +1060,21 @@ RULES: tuple[Rule, ...] = (
             # Julia's Base.OutOfMemoryError() (CUDA.jl names the GPU: OutOfGPUMemoryError).
             r"^(?:ERROR: )?(?:LoadError: )?OutOfMemoryError\(\)",
         ),
+    ),
+    Rule(
+        "xla-pinned-host-memory",
+        # XLA's and TensorFlow's pinned host buffers, in the CUDA driver's OOM wording ("failed to
+        # alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY"): host memory. A warning the
+        # allocator goes on after (it asks again for less), so it decides only when nothing
+        # else is named, and yields to a plain Python error.
+        FC.HOST_OOM,
+        "pinned host memory could not be allocated",
+        P_TEXT_SIGNAL - 1,
+        text=(
+            rf"\bfailed to alloc \d+ {HOST_BUFFER_PREFIX}CUDA_ERROR_OUT_OF_MEMORY\b",
+            r"\bcould not allocate pinned host memory of size\b",
+        ),
+        yields_to_plain_error=True,
     ),
     Rule(
         "host-memory-monitor",
@@ -2207,6 +2245,15 @@ RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        "wandb-init-timeout",
+        # W&B's run start timed out (a service that never answered). Often caught, with an
+        # offline fallback: below a crash, a Ctrl-C or a worker's death after it.
+        FC.TIMEOUT,
+        "W&B run initialization timed out",
+        P_TEXT_SIGNAL - 1,
+        text=(r"\bRun initialization has timed out after [\d.]+ sec\b",),
+    ),
+    Rule(
         "keyboard-interrupt",
         FC.INTERRUPTED,
         "interrupted (KeyboardInterrupt)",
@@ -2418,6 +2465,17 @@ RULES: tuple[Rule, ...] = (
         hint=_POOL_HINT,
     ),
     Rule(
+        "elastic-actor-dead",
+        # xgboost_ray's elastic training goes on with the actors left; a plain error after it
+        # is what ended the trial.
+        FC.WORKER_LOST,
+        "a Ray training actor died (elastic training)",
+        P_POOL,
+        text=(r"Actor status: \d+ alive, [1-9]\d* dead",),
+        hint=_POOL_HINT,
+        yields_to_plain_error=True,
+    ),
+    Rule(
         "dask-connect-timeout",
         FC.TIMEOUT,
         "timed out connecting to a peer (Dask)",
@@ -2439,7 +2497,7 @@ RULES: tuple[Rule, ...] = (
             _ASYNC_FOOTER,
             r"c10_cuda_check_implementation",
             # (Not a pinned host buffer's OOM: xla-pinned-host-memory.)
-            r"(?<!bytes on host: )\bCUDA_ERROR_[A-Z_]+",
+            rf"(?<!{HOST_BUFFER_PREFIX})\bCUDA_ERROR_[A-Z_]+",
             r"CUDA failure \d+:",
             r"error == cudaSuccess",
             r"Compile with .?TORCH_USE_(?:CUDA|HIP)_DSA.? to enable device-side assertions",
@@ -2615,57 +2673,6 @@ RULES: tuple[Rule, ...] = (
         ),
         types=(r"(?:torch\.distributed\.elastic\.multiprocessing\.api\.)?SignalException",),
         hint=_INTERRUPT_HINT,
-    ),
-    Rule(
-        "xla-stream-error-state",
-        # XLA puts a stream in this state after any failed operation on it: sticky, but below
-        # the out-of-memory or NCCL error that caused it.
-        FC.CUDA_CONTEXT_CORRUPTED,
-        "the GPU stream is already in an error state (XLA, TensorFlow)",
-        P_CUDA_GENERIC + 2,
-        text=(
-            r"\bstream did not block host until done; was already in an error state\b",
-            # TensorFlow 1's session after a failed stream: the same consequence.
-            r"^InternalError: GPU sync failed\b",
-        ),
-        sticky=True,
-        cuda=True,
-        cuda_error_type="stream_error_state",
-    ),
-    Rule(
-        "elastic-actor-dead",
-        # xgboost_ray's elastic training goes on with the actors left; a plain error after it
-        # is what ended the trial.
-        FC.WORKER_LOST,
-        "a Ray training actor died (elastic training)",
-        P_POOL,
-        text=(r"Actor status: \d+ alive, [1-9]\d* dead",),
-        hint=_POOL_HINT,
-        yields_to_plain_error=True,
-    ),
-    Rule(
-        "wandb-init-timeout",
-        # W&B's run start timed out (a service that never answered). Often caught, with an
-        # offline fallback: below a crash, a Ctrl-C or a worker's death after it.
-        FC.TIMEOUT,
-        "W&B run initialization timed out",
-        P_TEXT_SIGNAL - 1,
-        text=(r"\bRun initialization has timed out after [\d.]+ sec\b",),
-    ),
-    Rule(
-        "xla-pinned-host-memory",
-        # XLA's and TensorFlow's pinned host buffers, in the CUDA driver's OOM wording ("failed to
-        # alloc 1073741824 bytes on host: CUDA_ERROR_OUT_OF_MEMORY"): host memory. A warning the
-        # allocator goes on after (it asks again for less), so it decides only when nothing
-        # else is named, and yields to a plain Python error.
-        FC.HOST_OOM,
-        "pinned host memory could not be allocated",
-        P_TEXT_SIGNAL - 1,
-        text=(
-            r"\bfailed to alloc \d+ bytes on host: CUDA_ERROR_OUT_OF_MEMORY\b",
-            r"\bcould not allocate pinned host memory of size\b",
-        ),
-        yields_to_plain_error=True,
     ),
     # --- the signal the worker died of ------------------------------------------------------
     Rule(
