@@ -5679,6 +5679,137 @@ REVIEW_V28: list[Case] = [
 
 # Every table above, one case each: the class and the rule that decides (a sticky class stays
 # sticky).
+V29: list[Case] = [
+    # Slurm's accounting (seff, sacct) and node failure; Ray's raylet; numpy; sklearn's folds;
+    # packed sequences; C++ argument errors before an abort.
+    (
+        "slurmstepd: error: *** STEP 7871129.0 ON nid001520 CANCELLED AT 2024-10-23T20:04:10 DUE TO NODE FAILURE ***",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    (
+        "slurmstepd: error: *** JOB 1234 ON gpu-07 CANCELLED AT 2025-01-02T03:04:05 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("State: NODE_FAIL (exit code 0)", "worker_lost", "pool-worker-lost"),
+    ("4242424      train.sh      gpu    01:02:03   NODE_FAIL", "worker_lost", "pool-worker-lost"),
+    (
+        "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for more information.",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    ("Job ID: 1234567\nState: TIMEOUT\nCores: 4", "timeout", "distributed-time-limit"),
+    ("State: TIMEOUT (exit code 0)", "timeout", "distributed-time-limit"),
+    ("1234567          train.sh       4   01:00:00   TIMEOUT", "timeout", "distributed-time-limit"),
+    (
+        "1234567_3.batch  batch          4   01:00:00   TIMEOUT ",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    ("State: CANCELLED (exit code 0)", "interrupted", "text-interrupted"),
+    (
+        "31060451.batch  batch                2    00:00:48    00:33.547          102048K CANCELLED  ",
+        "interrupted",
+        "text-interrupted",
+    ),
+    (
+        "31060451        example_job.sl       2    00:00:48    00:33.548      1G          CANCELLED by 5021",
+        "interrupted",
+        "text-interrupted",
+    ),
+    (
+        "31060451        example_job.sl       2    00:00:48  CANCELLED+",
+        "interrupted",
+        "text-interrupted",
+    ),
+    ("State: PREEMPTED (exit code 0)", "interrupted", "text-interrupted"),
+    ("88812345      hpo.sh     gpu   00:10:00   PREEMPTED", "interrupted", "text-interrupted"),
+    ("State: OUT_OF_MEMORY (exit code 0)", "host_oom", "host-memory-monitor"),
+    ("5551234.batch   batch   1   00:05:12   OUT_OF_ME+", "host_oom", "host-memory-monitor"),
+    (
+        "ValueError: n_splits=5 cannot be greater than the number of members in each class.",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "RuntimeError: Expected `len(lengths)` to be equal to batch_size, but got 3 (batch_size=8)",
+        "data_error",
+        "data-shape-mismatch",
+    ),
+    (
+        "terminate called after throwing an instance of 'std::invalid_argument'\n  what():  stoi\nAborted (core dumped)",
+        "user_error",
+        "user-cpp-argument-error",
+    ),
+    (
+        "terminate called after throwing an instance of 'std::out_of_range'\n  what():  vector::_M_range_check: __n (which is 5) >= this->size() (which is 5)\nAborted (core dumped)",
+        "user_error",
+        "user-cpp-argument-error",
+    ),
+    (
+        "terminate called after throwing an instance of 'sycl::_V1::invalid_object_error'\n  what():  The device does not have the ext_intel_free_memory aspect -33 (PI_ERROR_INVALID_DEVICE)",
+        "user_error",
+        "user-cpp-argument-error",
+    ),
+    (
+        "1234567      train.sh        gpu    myacct          4    TIMEOUT      0:0",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "1234567.0    python                 myacct          4  CANCELLED     0:15",
+        "interrupted",
+        "text-interrupted",
+    ),
+    ("20240501 run 12 TIMEOUT", "user_error", None),
+    # Look-alikes: other states, a log line that starts with a number, other C++ causes.
+    ("State: COMPLETED (exit code 0)", "user_error", None),
+    ("State: FAILED (exit code 1)", "user_error", None),
+    ("1234567          train.sh       4   01:00:00   COMPLETED", "user_error", None),
+    ("2024-05-01 12:00:00 request TIMEOUT", "user_error", None),
+    ("20240501 worker heartbeat TIMEOUT", "user_error", None),
+    (
+        "terminate called after throwing an instance of 'std::runtime_error'\n  what():  internal error\nAborted (core dumped)",
+        "segfault",
+        "text-crash",
+    ),
+    (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\nterminate called after throwing an instance of 'std::out_of_range'\n  what():  map::at",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "terminate called after throwing an instance of 'std::invalid_argument'\n  what():  CUDA error: an illegal memory access was encountered",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    ("LinAlgError: Matrix is not positive definite", "numerical", "numerical-nonfinite"),
+    # A singular inverse or solve stays the code's (as table v12b says).
+    ("LinAlgError: Singular matrix", "user_error", None),
+    (
+        "ValueError: The least populated class in y has only 1 members, which is less than n_splits=5.",
+        "user_error",
+        None,
+    ),
+    (
+        "ray.exceptions.RaySystemError: System error: Failed to connect to raylet",
+        "user_error",
+        None,
+    ),
+    (
+        "*** JOB 1234 ON gpu-07 CANCELLED AT 2025-01-02T03:04:05 ***",
+        "interrupted",
+        "text-interrupted",
+    ),
+    (
+        "*** JOB 1234 ON gpu-07 CANCELLED AT 2025-01-02T03:04:05 DUE TO TIME LIMIT ***",
+        "timeout",
+        "distributed-time-limit",
+    ),
+]
+
+
 TABLES: dict[str, list[Case]] = {
     "oom": OOM,
     "nan": NAN,
@@ -5713,6 +5844,7 @@ TABLES: dict[str, list[Case]] = {
     "v27": V27,
     "v28": V28,
     "review-v26-v28": REVIEW_V28,
+    "v29": V29,
 }
 
 

@@ -129,6 +129,13 @@ P_HINT = 10
 #: GPU's out-of-memory code (the GPU rules and :mod:`hpo.failures.classify` skip it).
 HOST_BUFFER_PREFIX = "bytes on host: "
 
+#: A row of Slurm's ``sacct`` (job id, array index and step first; the state last, then the exit
+#: code in the default format; sacct cuts a long state to nine characters and a "+"). The
+#: lookahead wants a time or an exit code on the line ("00:00:48", "0:0"), which a log line that
+#: starts with a number and ends in a word has not.
+_SACCT_ROW = r"^\d{4,}(?:_\d+)?(?:\.\w+)?[ \t](?=[^\n]{0,300}?\d:\d)[^\n]{0,300}?[ \t]"
+_SACCT_END = r"(?:[ \t]+\d+:\d+)?[ \t]*$"
+
 #: The line ``classify`` adds to the evidence when an NCCL error comes before the watchdog's
 #: timeout: the two can be far apart, beyond a cue's window, so their order is derived there and
 #: the rule ``nccl-error-before-watchdog`` reads this line.
@@ -1284,6 +1291,9 @@ RULES: tuple[Rule, ...] = (
             # step memory limit at some point", which Slurm also prints for steps that finish.
             r"\bexceeded memory limit \(\d+ > \d+\), being killed\b",
             r"\bslurmstepd: error: Exceeded job memory limit(?! at some point)",
+            # Slurm's accounting of a job the memory limit ended: seff's summary, a sacct row.
+            r"^State: OUT_OF_MEMORY\b",
+            rf"{_SACCT_ROW}OUT_OF_ME(?:MORY|\+){_SACCT_END}",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -2164,6 +2174,8 @@ RULES: tuple[Rule, ...] = (
             r"mat1 and mat2 shapes cannot be multiplied",
             r"size mismatch",
             r"Expected input batch_size \(\d+\) to match target batch_size",
+            # pack_padded_sequence given one length per sequence for another batch.
+            r"Expected `len\(lengths\)` to be equal to batch_size, but got \d+ \(batch_size=\d+\)",
             r"The size of tensor a \(\d+\) must match the size of tensor b",
             r"shape '\[[^\]\n]*\]' is invalid for input of size",
             r"expected input\[[^\]\n]*\] to have \d+ channels, but got \d+ channels",
@@ -2191,6 +2203,8 @@ RULES: tuple[Rule, ...] = (
             r"num_samples should be a positive integer value, but got num_samples=0\b",
             r"\bWith n_samples=0, test_size=",
             r"\bCannot have number of splits n_splits=\d+ greater than the number of samples: 0\b",
+            # sklearn's StratifiedKFold (and ports of it): a class with fewer members than folds.
+            r"\bn_splits=\d+ cannot be greater than the number of members in each class\b",
             # TensorFlow 1's graph assert of the labels against the logits' shape.
             r"Condition x == y did not hold element-wise:\] \[x \([^)\n]{0,200}"
             r"SparseSoftmaxCrossEntropyWithLogits/Shape",
@@ -2403,6 +2417,23 @@ RULES: tuple[Rule, ...] = (
         "log. Every trial fails the same way until the code or the toolchain is fixed.",
     ),
     Rule(
+        "user-cpp-argument-error",
+        FC.USER_ERROR,
+        "a C++ library rejected an argument or setting the code gave it",
+        # A named cause beats the abort that follows (text-crash): a string that did not parse
+        # ("what():  stoul"), an index past a vector's end (vector::_M_range_check), SYCL asked
+        # for a device feature it was not set up for (ext_intel_free_memory needs
+        # ZES_ENABLE_SYSMAN=1). Other C++ exceptions with an internal message stay segfault.
+        P_SPECIFIC,
+        text=(
+            r"terminate called after throwing an instance of 'std::(?:invalid_argument|out_of_range)'",
+            r"\bThe device does not have the \w+ aspect\b",
+        ),
+        hint="A C++ library threw for an argument the code (or its configuration, an environment "
+        "variable) passed: the what() line names it. Every trial fails the same way until it is "
+        "fixed.",
+    ),
+    Rule(
         "user-loss-input-range",
         FC.USER_ERROR,
         "a loss was given values outside its input range",
@@ -2574,6 +2605,9 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"Timed out waiting \d+ms for (?:recv|send)(?:/(?:recv|send))? operation",
             r"DUE TO TIME LIMIT",
+            # Slurm's accounting of a job that ran out of time: seff's summary, a sacct row.
+            r"^State: TIMEOUT\b",
+            rf"{_SACCT_ROW}TIMEOUT{_SACCT_END}",
             # Other schedulers' and runners' wall-clock limits.
             r"PBS: job killed: walltime \d+ exceeded limit \d+",
             r"\bTERM_RUNLIMIT: job killed after reaching LSF run time limit",
@@ -2829,11 +2863,15 @@ RULES: tuple[Rule, ...] = (
             r"\bWorker terminated with exit code not 0\b",
             # Slurm lost a node of the allocation.
             r"^s(?:alloc|run|batch): error: Node failure on \S+",
+            r"CANCELLED AT \S+ DUE TO NODE FAIL(?:URE)?\b",
+            r"^State: NODE_FAIL\b",
+            rf"{_SACCT_ROW}NODE_FAIL{_SACCT_END}",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
             r"Actor status: 0 alive, \d+ dead",
             r"\bsent task to dead actor\b",
             r"likely worker died or was killed while executing the task",
+            r"\bThe task's local raylet died\b",
             # Spark executors lost with no cause; Ray nodes marked dead (raylet gone); Ray's owner died.
             r"\bExecutorLostFailure \(executor \S+ lost\)",
             r"\bLost executor \S+ on [^\n]{1,100}: remote (?:Rpc|Akka) client disassociated",
@@ -2881,6 +2919,8 @@ RULES: tuple[Rule, ...] = (
             r"(?:[\w.]*\.)?TerminatedWorkerError",
             r"(?:[\w.]*\.)?BrokenProcessPool",
             r"(?:ray\.exceptions\.)?(?:RayActorError|ActorDiedError|WorkerCrashedError)",
+            # The raylet (Ray's per-node manager) running the task died with no cause named.
+            r"(?:ray\.exceptions\.)?LocalRayletDiedError",
             r"(?:billiard\.exceptions\.)?WorkerLostError",
             r"(?:distributed\.scheduler\.)?KilledWorker",
             r"(?:ray\.exceptions\.)?OwnerDiedError",
@@ -3146,6 +3186,11 @@ RULES: tuple[Rule, ...] = (
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
             r"CANCELLED AT \S+ DUE TO JOB REQUEUE",
+            # Slurm's accounting of a job cancelled (scancel) or preempted: seff's summary, a sacct
+            # row ("CANCELLED by 1234" cut to "CANCELLED+").
+            r"^State: (?:CANCELLED|PREEMPTED)\b",
+            rf"{_SACCT_ROW}CANCELLED(?: by \d+|\+)?{_SACCT_END}",
+            rf"{_SACCT_ROW}PREEMPTED{_SACCT_END}",
             r"(?<!if )\bthis job is preempted\b",
             r"^\W*job preempted\b",
             r"Simulating preemption by raising a SIGTERM",
