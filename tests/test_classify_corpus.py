@@ -252,15 +252,20 @@ code shaped, as h23C-numpy-broadcast-preds-vs-labels; numpy's singular inverse, 
 table ``v12b``), and its other misses were fixed with the cues in
 tests/test_classify_cues.py (table ``v29``).
 
-The split in the repository is v30: 141 rows that seven helpers took (about 75 look-ups each)
-from issue threads of the ecosystem issue 16 names and the projects that fine-tune on it, while
-v29 was being folded in, committed before the rules (frozen at e9ca3bc, after v29's fixes) were
-run on it. 48 of the 189 rows collected were dropped (37 inside a known text, 5 mostly a known
-text, 2 mostly known 200-character stretches, 3 taken twice, 1 whose caret lines a helper
-rebuilt instead of copying). It is 2.0% of the corpus, 3-23 rows per class; 108 rows are in the
-strict subset. Measured once at e9ca3bc: class 133/141 = 94.3%, stickiness 141/141 (the bar
-met). ``MEASURED_CLASS_FLOOR`` is that figure; its misses stay unfixed until a fresh split
-exists.
+v30: 141 rows that seven helpers took (about 75 look-ups each) from issue threads of the
+ecosystem issue 16 names and the projects that fine-tune on it, while v29 was being folded in,
+committed before the rules (frozen at e9ca3bc, after v29's fixes) were run on it. 48 of the 189
+rows collected were dropped (37 inside a known text, 5 mostly a known text, 2 mostly known
+200-character stretches, 3 taken twice, 1 whose caret lines a helper rebuilt instead of
+copying). It was 2.0% of the corpus, 3-23 rows per class; 108 rows were in the strict subset.
+Measured once at e9ca3bc: class 133/141 = 94.3%, stickiness 141/141 (the bar met). It then
+joined the training file: three rows were relabelled by the class table and the training rows
+they match (c10d's address in use is ``user_error``; the watchdog's abort with no timeout line
+is ``nccl``; a cuDNN failure with an illegal memory access after it is
+``cuda_context_corrupted``, by a convention written then), and its other misses were fixed with
+the cues in tests/test_classify_cues.py (table ``v30``).
+
+The held-out file is empty until the next blind split is added.
 """
 
 from __future__ import annotations
@@ -291,7 +296,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = 133 / 141
+MEASURED_CLASS_FLOOR: float | None = None
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -415,11 +420,6 @@ def test_heldout_covers_every_class() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(
-    strict=True,
-    reason="the held-out file is v30 (141 rows, 2.0% of the corpus, 3-23 per class); v7, v8 "
-    "and v10 were stratified fifths",
-)
 def test_heldout_is_a_stratified_fifth() -> None:
     share = len(HELDOUT_ROWS) / len(ALL_ROWS)
     assert 0.18 <= share <= 0.22, share
@@ -448,9 +448,6 @@ def test_heldout_stickiness_accuracy() -> None:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(
-    strict=True, reason="held-out v30 class accuracy 133/141 = 94.3% < 97% at e9ca3bc"
-)
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail

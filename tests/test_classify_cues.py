@@ -5810,6 +5810,120 @@ V29: list[Case] = [
 ]
 
 
+V30: list[Case] = [
+    # dlib's CUDA check; Gloo's connect; vLLM's engine core; indices (old torch's, a literal
+    # followed by slices).
+    (
+        "Error while calling cudaMalloc(&data, new_size*sizeof(float)) in file /home/u/dlib/dlib/cuda/gpu_data.cpp:218. code: 2, reason: out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "Error while calling cudaMalloc(&backward_data_workspace, backward_data_workspace_size_in_bytes) in file dlib/dnn/cudnn_dlibapi.cpp:908. code: 2, reason: out of memory",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.2]:35000: Connection refused",
+        "nccl",
+        "gloo-peer-lost",
+    ),
+    (
+        "RuntimeError: [/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [127.0.1.1]:4567: No route to host",
+        "nccl",
+        "gloo-peer-lost",
+    ),
+    (
+        "vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        "worker_lost",
+        "vllm-engine-dead",
+    ),
+    (
+        "(APIServer pid=1) ERROR 02-23 18:49:03 [serving_chat.py:1343] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        "worker_lost",
+        "vllm-engine-dead",
+    ),
+    (
+        "RuntimeError: index 15 is out of bounds for dim with size 2",
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    (
+        '  File "train.py", line 168, in trainer_synapse\n    image = image_batch[1, 0:1, :, :]\nIndexError: index 1 is out of bounds for dimension 0 with size 1',
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        '  File "eval.py", line 20, in main\n    x = preds[0, 3]\nIndexError: index 3 is out of bounds for dimension 1 with size 3',
+        "user_error",
+        "user-dim-argument",
+    ),
+    # Look-alikes: a cause above the engine's death, a plain error, a timed-out connect,
+    # other dlib statuses, a variable, different or library index, cuDNN with a kernel fault.
+    (
+        "(EngineCore_0 pid=2) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB. GPU 0 has a total capacity of 79.19 GiB\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "(EngineCore_0 pid=2) RuntimeError: CUDA error: an illegal memory access was encountered\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    (
+        "ValueError: The decoder prompt (length 9000) is longer than the maximum model length of 8192.\nvllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.",
+        "user_error",
+        None,
+    ),
+    (
+        "ValueError: world_size must be set\nRuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.2]:35000: Connection refused",
+        "user_error",
+        None,
+    ),
+    (
+        "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.2]:35000: Connection timed out",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+    (
+        "Error while calling cudaGetDevice(&dev) in file /dlib/cuda/cuda_utils.h:178. code: 35, reason: CUDA driver version is insufficient for CUDA runtime version",
+        "device_unavailable",
+        "cuda-driver-mismatch",
+    ),
+    (
+        "MemoryError: out of memory. code: 2, reason: out of memory",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    (
+        '  File "train.py", line 168, in trainer_synapse\n    image = image_batch[i, 0:1, :, :]\nIndexError: index 1 is out of bounds for dimension 0 with size 1',
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    (
+        '  File "train.py", line 168, in trainer_synapse\n    image = image_batch[2, 0:1, :, :]\nIndexError: index 5 is out of bounds for dimension 0 with size 2',
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    (
+        '  File "/usr/lib/python3/site-packages/lib/ops.py", line 9, in f\n    y = x[1, :]\nIndexError: index 1 is out of bounds for dimension 0 with size 1',
+        "data_error",
+        "data-index-out-of-range",
+    ),
+    (
+        "RuntimeError: CuDNN error: CUDNN_STATUS_EXECUTION_FAILED\nTHCudaCheck FAIL file=/pytorch/torch/lib/THD/base/data_channels/DataChannelNccl.cpp line=195 error=77 : an illegal memory access was encountered",
+        "cuda_context_corrupted",
+        "cuda-illegal-memory-access",
+    ),
+    ("RuntimeError: cuDNN error: CUDNN_STATUS_EXECUTION_FAILED", "cudnn", "cudnn-execution-failed"),
+    (
+        "torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).",
+        "user_error",
+        "user-address-in-use",
+    ),
+]
+
+
 TABLES: dict[str, list[Case]] = {
     "oom": OOM,
     "nan": NAN,
@@ -5845,6 +5959,7 @@ TABLES: dict[str, list[Case]] = {
     "v28": V28,
     "review-v26-v28": REVIEW_V28,
     "v29": V29,
+    "v30": V30,
 }
 
 

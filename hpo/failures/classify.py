@@ -187,7 +187,7 @@ _PLAIN_PYTHON_ERRORS = frozenset(
 # ``CommClosedError``, ``ConnectionResetError``, ``RaySystemError`` and their kin.
 _CONSEQUENCE_ERROR = re.compile(
     r"(?:Runtime|Load|CalledProcess|ChildFailed|TerminatedWorker|WorkerCrashed|ActorDied"
-    r"|Connection\w*|BrokenPipe|\w*Closed|Rendezvous\w*|Ray\w*|Dist\w*|Horovod\w*|\w*Died"
+    r"|Connection\w*|BrokenPipe|\w*Closed|Rendezvous\w*|Ray\w*|Dist\w*|Horovod\w*|\w*Died|\w*Dead"
     r"|\w*Lost|\w*Crashed)Error",
     re.IGNORECASE,
 )

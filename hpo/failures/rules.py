@@ -992,6 +992,9 @@ RULES: tuple[Rule, ...] = (
             r"bytes of device memory \(out of memory\)",
             r"Cuda Runtime \(out of memory\)",
             r"Cuda Error in [\w:]+: 2 \(out of memory\)",
+            # dlib's CHECK_CUDA ("Error while calling cudaMalloc(&...) in file ...:908. code: 2,
+            # reason: out of memory").
+            r"\bError while calling cuda\w+\([^\n]{0,300}\. code: 2, reason: out of memory\b",
             # TensorRT's builder and runtime.
             r"Requested amount of (?:GPU )?memory \(\d+ bytes\) could not be allocated",
             r"\bOutOfMemory Error in allocate\b",
@@ -1447,6 +1450,9 @@ RULES: tuple[Rule, ...] = (
             r"\bWait timeout after \d+ ?(?:ms|seconds) for key",
             r"Timed out waiting for tasks to start",
             r"\bconnectFullMesh failed with [^\n]{0,200}Connect timeout\b",
+            # Gloo's pair connect to a peer that never answered.
+            r"gloo[/\\]transport[/\\](?:tcp|uv)[/\\]pair\.cc:\d+\] connect \[[^\]\n]{1,100}\]:\d+: "
+            r"Connection timed out",
             r"CoordinationService/RegisterTask[^\n]*\n[^\n]*\bDeadline Exceeded\b",
             r"waitForInput: socket [^\n]{0,300} timed out after \d+ ?ms",
             # XLA's coordination key-value store waiting for a peer's NCCL clique id.
@@ -2111,6 +2117,8 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"index out of range in self",
             r"index -?\d+ is out of bounds for dimension \d+ with size \d+",
+            # torch 1.0's advanced-indexing check names no dimension.
+            r"index -?\d+ is out of bounds for dim with size \d+",
             r"index out of range: Tried to access index -?\d+ out of table with \d+",
             r"indices\[[\d,]+\] = -?\d+ is not in \[0, \d+\)",
             # SparseToDense's one-hot of a label past the classes ("indices[0] = [0,755] is out of
@@ -2154,8 +2162,8 @@ RULES: tuple[Rule, ...] = (
             # "index 2 is out of bounds for dimension 0 with size 2"): the code's index, not a
             # label's value.
             r'(?:^[ \t]*File "|\A)(?![^"\n]*(?:site|dist)-packages)[^"\n]*", line \d+, in [^\n]*\n'
-            r"[^\n]{0,400}\[(?:[\d:]{1,6}, ?){0,4}\[?(?:\d{1,6}, ?){0,4}(?P<literal>\d+)\]"
-            r"[^\n]{0,400}\n(?:[ \t]*[\^~]+[ \t]*\n)?"
+            r"[^\n]{0,400}\[(?:[\d:]{1,6}, ?){0,4}\[?(?:\d{1,6}, ?){0,4}(?P<literal>\d+)"
+            r"(?:, ?[\d:]{1,6}){0,4}\][^\n]{0,400}\n(?:[ \t]*[\^~]+[ \t]*\n)?"
             r"IndexError: index (?P=literal) is out of bounds for (?:dimension|axis) \d+ with size",
             r"^-*> ?\d+ (?=\S)[^\n]{0,400}\[(?P<literal2>\d+)\][^\n]{0,400}\n(?:[ \t]+\d+ [^\n]*\n)?"
             r"[ \t]*\n?IndexError: index (?P=literal2) is out of bounds for (?:dimension|axis) \d+ "
@@ -3034,7 +3042,7 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "gloo-peer-lost",
         FC.NCCL,
-        "Gloo lost its peer in a collective",
+        "Gloo lost (or could not reach) its peer",
         # Gloo's TCP (and, on Windows and macOS, libuv) transport losing its peer
         # ("[.../gloo/transport/tcp/pair.cc:534] Connection closed by peer"; "Read error ...:
         # Connection reset by peer"). A consequence: below anything that names why the peer went
@@ -3046,9 +3054,25 @@ RULES: tuple[Rule, ...] = (
             r"\bGloo connectFullMesh failed with (?![^\n]{0,300}(?:[Tt]imeout|timed out))",
             r"gloo[/\\]transport[/\\](?:tcp|uv)[/\\]pair\.cc:\d+\] (?:Connection closed by peer|Read error|"
             r"Write error|Connection reset by peer)",
+            # Its connect to a peer that is not (or no longer) listening.
+            r"gloo[/\\]transport[/\\](?:tcp|uv)[/\\]pair\.cc:\d+\] connect \[[^\]\n]{1,100}\]:\d+: "
+            r"(?:Connection refused|No route to host)",
         ),
         hint="A peer rank went away mid-collective: its own log names why (a crash, an OOM, a "
         "timeout); the trial is retried.",
+    ),
+    Rule(
+        "vllm-engine-dead",
+        FC.WORKER_LOST,
+        "vLLM's engine core process died",
+        # The API server's (or LLM's) report that the engine core process is gone. A
+        # consequence: below whatever the engine core printed above it (an OOM, a CUDA fault,
+        # the signal that stopped it) and yielding to a plain Python error.
+        P_WRAPPER + 1,
+        yields_to_plain_error=True,
+        text=(r"\bEngineDeadError: EngineCore encountered an issue\b",),
+        types=(r"(?:vllm\.v1\.engine\.exceptions\.)?EngineDeadError",),
+        hint=_POOL_HINT,
     ),
     Rule(
         "ray-node-preempted",
