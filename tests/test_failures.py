@@ -472,7 +472,7 @@ def test_anchor_prefilter_never_changes_a_result() -> None:
         folded = text.casefold()
         words = set(folded.split())
         for compiled in rules_module._COMPILED:
-            for anchor, word, pattern in compiled.parts:
+            for anchor, word, pattern, _blind in compiled.parts:
                 if anchor is not None and pattern.search(text):
                     assert anchor in folded, (compiled.rule.id, row["id"])
                     assert word is None or word in words, (compiled.rule.id, row["id"], word)
@@ -535,7 +535,8 @@ def test_no_lookbehind_sees_past_what_a_repeated_window_keeps() -> None:
 
 def test_repeated_windows_are_searched_once_and_nothing_is_missed() -> None:
     """Past _MAX_WINDOWS occurrences of an anchor, a window whose text (and what a lookbehind
-    sees before it) an earlier window had is skipped: texts that repeat lines, with matches
+    sees before it) an earlier window had is skipped, and for a digit-blind cue one that had
+    it but for its digits: texts that repeat lines (some with a counter on each), with matches
     late, between copies, or only in one copy's context, give what a search of every window
     gives."""
     rng = random.Random(16)
@@ -553,19 +554,38 @@ def test_repeated_windows_are_searched_once_and_nothing_is_missed() -> None:
         "Traceback (most recent call last):",
         "",
     ]
-    for _ in range(40):
-        filler = rng.choice(lines[:2] + lines[4:6])
-        body = [filler] * rng.randint(20, 120)
+    # Lines whose digits change from copy to copy, some of them read by cues that tell digits
+    # apart (exit codes, CUDA error numbers, a literal index against the one in the error).
+    counted = [
+        "ValueError: x{i} no NaNs detected in y",
+        "episode {i} return : nan-",
+        "step {i} loss = nan lr 1e-4",
+        "exitcode  : -{i} (pid: 4{i})",
+        "CUDA error {i}: an illegal memory access was encountered",
+        "    y = x[{i}]\nIndexError: index {j} is out of bounds for dimension 0 with size 1",
+        "Job 12{i} exited with exit code 1{i}",
+        "[{i}]\ttrain-rmse:nan",
+    ]
+    for case in range(80):
+        if case % 2:
+            filler = rng.choice(lines[:2] + lines[4:6])
+            body = [filler] * rng.randint(20, 120)
+        else:
+            template = rng.choice(counted)
+            body = [
+                template.format(i=i % rng.choice((7, 10, 13, 100)), j=rng.choice((1, 2, i)))
+                for i in range(rng.randint(20, 160))
+            ]
         for _ in range(rng.randint(0, 3)):
             body.insert(rng.randint(0, len(body)), rng.choice(lines))
         text = "\n".join(body)
         folded = text.casefold()
-        windows: dict[str, list[tuple[int, int, int]]] = {}
+        windows: dict[tuple[str, bool], list[tuple[int, int, int]]] = {}
         for compiled in rules_module._COMPILED:
-            for anchor, _word, pattern in compiled.parts:
+            for anchor, _word, pattern, blind in compiled.parts:
                 if anchor is None or anchor not in folded:
                     continue
-                got = rules_module._search_near(anchor, pattern, text, folded, windows)
+                got = rules_module._search_near(anchor, pattern, text, folded, windows, blind)
                 want = _reference_search_near(anchor, pattern, text, folded)
                 assert (got and got.span()) == (want and want.span()), (compiled.rule.id, anchor)
 

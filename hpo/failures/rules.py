@@ -78,11 +78,21 @@ nowhere else in ``hpo``.
 
 from __future__ import annotations
 
+import importlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+# The regex parser, to tell which cues treat every digit alike (_digit_blind); private, so any
+# failure there falls back to exact windows.
+try:
+    _sre_constants: Any = importlib.import_module("re._constants")
+    _sre_parser: Any = importlib.import_module("re._parser")
+except ImportError:  # Python 3.10
+    _sre_constants = importlib.import_module("sre_constants")
+    _sre_parser = importlib.import_module("sre_parse")
 
 from hpo.failures.classes import OOM_HINT, FailureClass
 
@@ -3388,6 +3398,9 @@ class _Part(NamedTuple):
     anchor: str | None
     word: str | None
     pattern: re.Pattern[str]
+    # The cue treats every ASCII digit alike (see _digit_blind): windows that differ only in
+    # their digits (a step counter on each line) give it the same result.
+    digit_blind: bool = False
 
 
 @dataclass(frozen=True)
@@ -3570,6 +3583,67 @@ def _join(patterns: tuple[str, ...]) -> str:
     return "|".join(parts)
 
 
+_DIGITS = range(ord("0"), ord("9") + 1)
+
+
+def _digit_blind(pattern: str) -> bool:
+    """Whether ``pattern`` matches the same spans in two texts that differ only in which ASCII
+    digits they hold (digit for digit, so lengths are kept).
+
+    True when nothing in it tells one digit from another: no digit literal (``1(?:30|43)``), no
+    class holding some digits and not others (``[1-9]``), no back-reference (a number repeated,
+    ``(?P=literal)``), and no ``code`` group, whose text is read. ``\\d``, ``\\w``, ``.``,
+    ``[^\\n]``, ``\\b`` and quantifier bounds treat every digit alike. Anything the parser
+    gives that is not known here counts as not blind, as does a pattern it cannot parse.
+    """
+    if _CODE_GROUP in pattern:
+        return False
+    try:
+        return _blind(_sre_parser.parse(pattern, _FLAGS))
+    except Exception:  # an internal parser that changed: fall back to exact windows
+        return False
+
+
+def _blind(items: Any) -> bool:
+    c = _sre_constants
+    for op, av in items:
+        if op in (c.LITERAL, c.NOT_LITERAL):
+            if av in _DIGITS:
+                return False
+        elif op is c.IN:
+            for item_op, item_av in av:
+                if item_op in (c.LITERAL, c.NOT_LITERAL) and item_av in _DIGITS:
+                    return False
+                if item_op is c.RANGE:
+                    low, high = item_av
+                    if (
+                        low <= _DIGITS[-1]
+                        and high >= _DIGITS[0]
+                        and not (low <= _DIGITS[0] and high >= _DIGITS[-1])
+                    ):
+                        return False
+                elif item_op not in (c.LITERAL, c.NOT_LITERAL, c.NEGATE, c.CATEGORY):
+                    return False
+        elif op is c.SUBPATTERN:
+            if not _blind(av[-1]):
+                return False
+        elif op in (c.MAX_REPEAT, c.MIN_REPEAT) or op is getattr(c, "POSSESSIVE_REPEAT", None):
+            if not _blind(av[2]):
+                return False
+        elif op is c.BRANCH:
+            if not all(_blind(branch) for branch in av[1]):
+                return False
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            if not _blind(av[1]):
+                return False
+        elif op is getattr(c, "ATOMIC_GROUP", None):
+            if not _blind(av):
+                return False
+        elif op not in (c.ANY, c.AT, c.CATEGORY):
+            return False  # back-references, conditionals, anything unknown
+    return True
+
+
 def _compile(rule: Rule) -> _CompiledRule:
     text = re.compile(_join(rule.text), _FLAGS) if rule.text else None
     with_code = tuple(p for p in rule.text if _CODE_GROUP in p)
@@ -3578,7 +3652,7 @@ def _compile(rule: Rule) -> _CompiledRule:
     anchors = tuple(literal_anchor(p) for p in rule.text)
     usable = tuple(a for a in anchors if a is not None)
     parts = tuple(
-        _Part(a, _word_of(a), re.compile(p, _FLAGS))
+        _Part(a, _word_of(a), re.compile(p, _FLAGS), _digit_blind(p))
         for a, p in zip(anchors, rule.text, strict=True)
     )
     return _CompiledRule(
@@ -3601,8 +3675,9 @@ def _code_of(match: re.Match[str]) -> str | None:
 
 # Per text: for an anchor on more than _MAX_WINDOWS lines, the windows around its occurrences
 # with distinct contents, as (occurrence, low, high), computed once and shared by every cue
-# with that anchor.
-_Windows = dict[str, list[tuple[int, int, int]]]
+# with that anchor; keyed by (anchor, digit_blind): for digit-blind cues, windows that differ
+# only in their digits count as one.
+_Windows = dict[tuple[str, bool], list[tuple[int, int, int]]]
 
 
 def _search_parts(
@@ -3615,13 +3690,13 @@ def _search_parts(
     """The match of the first cue (in table order) that occurs in ``text``; ``words`` is
     ``frozenset(folded.split())``."""
     aligned = len(folded) == len(text)
-    for anchor, word, pattern in parts:
+    for anchor, word, pattern, digit_blind in parts:
         if word is not None and word not in words:
             continue
         if anchor is None:
             found = pattern.search(text)
         elif aligned:
-            found = _search_near(anchor, pattern, text, folded, windows)
+            found = _search_near(anchor, pattern, text, folded, windows, digit_blind)
         else:
             found = pattern.search(text) if anchor in folded else None
         if found is not None:
@@ -3673,16 +3748,23 @@ def _window(anchor: str, text: str, index: int) -> tuple[int, int]:
     return low, high
 
 
-def _distinct_windows(anchor: str, text: str, folded: str) -> list[tuple[int, int, int]]:
+_ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
+
+
+def _distinct_windows(
+    anchor: str, text: str, folded: str, digit_blind: bool = False
+) -> list[tuple[int, int, int]]:
     """Every window around ``anchor`` as (occurrence, low, high), in order, skipping the
-    windows whose text (with what a lookbehind can see before it) an earlier one had."""
+    windows whose text (with what a lookbehind can see before it) an earlier one had; with
+    ``digit_blind``, whose text an earlier one had but for which digits it holds."""
     seen: set[tuple[int, str]] = set()
     spans: list[tuple[int, int, int]] = []
     index = folded.find(anchor)
     while index >= 0:
         low, high = _window(anchor, text, index)
         start = max(0, low - _LOOKBEHIND)
-        key = (low - start, text[start:high])
+        seen_text = text[start:high]
+        key = (low - start, seen_text.translate(_ZERO_DIGITS) if digit_blind else seen_text)
         if key not in seen:
             seen.add(key)
             spans.append((index, low, high))
@@ -3696,6 +3778,7 @@ def _search_near(
     text: str,
     folded: str,
     windows: _Windows | None = None,
+    digit_blind: bool = False,
 ) -> re.Match[str] | None:
     """The first match of ``pattern`` in the lines around an occurrence of its ``anchor``.
 
@@ -3706,8 +3789,9 @@ def _search_near(
     Past ``_MAX_WINDOWS`` occurrences (a log that repeats a line), only the windows with text
     not seen before are searched: a repeated window gives the same result as its first copy.
     They are computed once per text and anchor (``windows``) for every cue that shares it.
-    Past ``_MAX_DISTINCT`` of those (lines that differ, a step counter on each), the rest of
-    the text is scanned once.
+    For a ``digit_blind`` cue (``_digit_blind``), windows that differ only in their digits (a
+    step counter on each line) are the same window: the first of them is where a match would
+    be. Past ``_MAX_DISTINCT`` distinct windows, the rest of the text is scanned once.
     """
     index = folded.find(anchor)
     count = 0
@@ -3724,9 +3808,9 @@ def _search_near(
         return None
     if windows is None:
         windows = {}
-    spans = windows.get(anchor)
+    spans = windows.get((anchor, digit_blind))
     if spans is None:
-        spans = windows[anchor] = _distinct_windows(anchor, text, folded)
+        spans = windows[anchor, digit_blind] = _distinct_windows(anchor, text, folded, digit_blind)
     searched = 0
     for occurrence, low, high in spans:
         if occurrence < index:
