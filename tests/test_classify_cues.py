@@ -5924,6 +5924,70 @@ V30: list[Case] = [
 ]
 
 
+V31: list[Case] = [
+    # Paddle's GPU kernel allocating; OpenCV's host and CUDA allocators; scatter's index dtype;
+    # init_process_group's peers; HCCL's port.
+    (
+        "2   void phi::ScaleKernel<float, phi::GPUContext>(phi::GPUContext const&, phi::DenseTensor const&, float, bool, phi::DenseTensor*)\n3   float* phi::DeviceContext::Alloc<float>(phi::TensorBase*, unsigned long, bool) const",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "terminate called after throwing an instance of 'paddle::memory::allocation::BadAlloc'\n  what():\n\n--------------------------------------\nC++ Traceback (most recent call last):\n--------------------------------------\n0   phi::MatmulKernel<float, phi::GPUContext>(phi::GPUContext const&, phi::DenseTensor const&)\n1   phi::DeviceContext::Alloc(phi::TensorBase*, phi::Place const&)",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    (
+        "cv2.error: OpenCV(4.6.0) /io/opencv/modules/core/src/alloc.cpp:73: error: (-4:Insufficient memory) Failed to allocate 4672512 bytes in function 'OutOfMemoryError'",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    (
+        "RuntimeError: Expected object of scalar type Long but got scalar type Float for argument #3 'index'",
+        "data_error",
+        "data-label-format",
+    ),
+    (
+        "    default_pg._set_sequence_number_for_group()\nRuntimeError: Connection reset by peer",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "    default_pg._set_sequence_number_for_group()\nRuntimeError: Connection refused",
+        "nccl",
+        "nccl-error",
+    ),
+    (
+        "[ERROR] HCCL(1,python3):2025-07-23-03:47:57.070.463 [hccl_socket.cc:100] [1][HcclSocket][Listen] socket type[1], listen on ip[10.0.0.1] and specific port[16666] fail. Please check the port status and whether the port is been using by other process.\n[ERROR] HCCL(1,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] [2][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]",
+        "user_error",
+        "hccl-listen-port-in-use",
+    ),
+    (
+        "cv2.error: OpenCV(4.5.1) /opencv/modules/core/src/cuda/gpu_mat.cu:116: error: (-217:Gpu API call) out of memory in function 'allocate'",
+        "oom",
+        "cuda-out-of-memory",
+    ),
+    # Look-alikes: a CPU kernel's allocation, other arguments, a plain connection error, the
+    # link timeout alone.
+    (
+        "2   void phi::ScaleKernel<float, phi::CPUContext>(phi::CPUContext const&, phi::DenseTensor const&, float, bool, phi::DenseTensor*)\n3   float* phi::DeviceContext::Alloc<float>(phi::TensorBase*, unsigned long, bool) const",
+        "user_error",
+        None,
+    ),
+    (
+        "RuntimeError: Expected object of scalar type Float but got scalar type Double for argument #2 'mat2'",
+        "user_error",
+        None,
+    ),
+    ("ConnectionResetError: [Errno 104] Connection reset by peer", "user_error", None),
+    (
+        "[ERROR] HCCL(1,python3):2025-07-23-03:49:57.177.194 [hccl_socket_manager.cc:778] [2][Wait][LinkEstablish]wait socket establish timeout, role[1] rank[12] timeout[120]",
+        "timeout",
+        "distributed-store-timeout",
+    ),
+]
+
+
 TABLES: dict[str, list[Case]] = {
     "oom": OOM,
     "nan": NAN,
@@ -5960,6 +6024,7 @@ TABLES: dict[str, list[Case]] = {
     "review-v26-v28": REVIEW_V28,
     "v29": V29,
     "v30": V30,
+    "v31": V31,
 }
 
 

@@ -988,6 +988,12 @@ RULES: tuple[Rule, ...] = (
             r"\bout of memory to allocate \d+ bytes",
             # PaddlePaddle, vLLM's KV cache, thrust's device allocator, dh::safe_cuda.
             r"Out of memory error on GPU \d+",
+            # OpenCV's CUDA module (cv::cuda::GpuMat).
+            r"\(-217:Gpu API call\) out of memory\b",
+            # Paddle's C++ traceback through a GPU kernel into its output's allocation (the abort
+            # on paddle::memory::allocation::BadAlloc, before the message is printed).
+            r"\bphi::\w+Kernel<[^\n]{0,300}\bphi::GPUContext\b[^\n]*\n[^\n]*"
+            r"\bphi::DeviceContext::Alloc\b",
             r"No available memory for the cache blocks",
             r"thrust::system::detail::bad_alloc",
             r"\bCUDA error: [^\n]{0,200}\.cuh?\(\d+\): out of memory",
@@ -1153,6 +1159,8 @@ RULES: tuple[Rule, ...] = (
         P_MEMORY,
         text=(
             r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
+            # OpenCV's host allocator (alloc.cpp).
+            r"\(-4:Insufficient memory\) Failed to allocate \d+ bytes",
             r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
             r"std::bad_alloc",
             # MSVC's std::bad_alloc::what() ("[LightGBM] [Warning] bad allocation").
@@ -1401,6 +1409,9 @@ RULES: tuple[Rule, ...] = (
             # One cue per failure, "NC{2}L" so that the failure, not "nccl", is the anchor.
             *(rf"\bNC{{2}}L\b[^\n]{{0,200}}{failure}" for failure in _NET_FAILURES),
             r"\bNCCL failure\b",
+            # init_process_group's exchange with its peers breaking at the network.
+            r"\b_set_sequence_number_for_group\(\)\n(?:[ \t]*[\^~]+[ \t]*\n)?\w*Error: "
+            r"(?:Connection reset by peer|Connection refused|Broken pipe)\b",
             # NCCLCHECK's trace of a failed call, one line per frame ("NCCL INFO
             # misc/socket.cc:564 -> 2"): printed only when a call returned an error.
             r"NCCL INFO [\w/]+\.(?:cc|h|cu):\d+ -> [1-9]\b",
@@ -2040,7 +2051,7 @@ RULES: tuple[Rule, ...] = (
             # torch < 1.2's wording, for the target argument only (a Float/Double mix between
             # other arguments is the code's error).
             r"Expected object of scalar type Long but got scalar type \w+ for argument #\d+ "
-            r"'(?:target|targets|label|labels|y)'",
+            r"'(?:target|targets|label|labels|y|index)'",
             r"\"nll_loss\w*\" not implemented for '\w+'",
             r"multi-target not supported",
             # xgboost's label checks.
@@ -2391,6 +2402,18 @@ RULES: tuple[Rule, ...] = (
         text=(r"Trying to backward through the graph a second time",),
         hint="Call backward() once per forward pass, or pass retain_graph=True; detach tensors "
         "kept across iterations (hidden states, running losses).",
+    ),
+    Rule(
+        "hccl-listen-port-in-use",
+        FC.USER_ERROR,
+        "the collective library's port is already in use",
+        # Ascend's HCCL cannot listen on its port ("... listen on ip[..] and specific port[16666]
+        # fail. Please check the port status ..."): the cause the link timeout after it names.
+        P_STORE_TIMEOUT + 1,
+        text=(r"\[HcclSocket\]\[Listen\] [^\n]{0,200}\bspecific port\[\d+\] fail\b",),
+        hint="Another process (often another trial or run on this host) holds that port: give "
+        "each trial its own ports (HCCL_IF_BASE_PORT), or run one distributed trial per host at a "
+        "time.",
     ),
     Rule(
         "user-address-in-use",
