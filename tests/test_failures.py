@@ -500,6 +500,30 @@ def _reference_search_near(
     return None
 
 
+def test_distinct_windows_have_the_bounds_of_window() -> None:
+    """_distinct_windows finds each window's bounds by bisecting the newlines' positions; they
+    must be _window's, on texts with blank lines, anchors at either end, and anchors that
+    hold a newline."""
+    rng = random.Random(7)
+    pieces = ["nan", "\n", "a", "1", "x nan\n", "\n\n", "nan\nnan", "na"]
+    for _ in range(2000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 60)))
+        folded = text.casefold()
+        for anchor in ("nan", "\nnan", "nan\n", "a\n"):
+            index = folded.find(anchor)
+            bounds = []
+            while index >= 0:
+                low, high = rules_module._window(anchor, text, index)
+                bounds.append((index, low, high))
+                index = folded.find(anchor, max(high, index + 1))
+            got = rules_module._distinct_windows(anchor, text, folded)
+            # Every window it keeps is _window's; the ones it skips repeat an earlier text.
+            assert set(got) <= set(bounds), (text, anchor)
+            kept = {text[max(0, low - rules_module._LOOKBEHIND) : high] for _, low, high in got}
+            for _, low, high in bounds:
+                assert text[max(0, low - rules_module._LOOKBEHIND) : high] in kept
+
+
 def _lookbehind_widths(sub: Any) -> list[int]:
     """The widest match of every lookbehind in a parsed pattern (``re._parser``)."""
     from re import _constants, _parser
@@ -580,7 +604,7 @@ def test_repeated_windows_are_searched_once_and_nothing_is_missed() -> None:
             body.insert(rng.randint(0, len(body)), rng.choice(lines))
         text = "\n".join(body)
         folded = text.casefold()
-        windows: dict[tuple[str, bool], list[tuple[int, int, int]]] = {}
+        windows = rules_module._Windows()
         for compiled in rules_module._COMPILED:
             for anchor, _word, pattern, blind in compiled.parts:
                 if anchor is None or anchor not in folded:

@@ -78,6 +78,7 @@ nowhere else in ``hpo``.
 
 from __future__ import annotations
 
+import bisect
 import importlib
 import re
 from collections.abc import Mapping
@@ -3696,11 +3697,17 @@ def _code_of(match: re.Match[str]) -> str | None:
     return None
 
 
-# Per text: for an anchor on more than _MAX_WINDOWS lines, the windows around its occurrences
-# with distinct contents, as (occurrence, low, high), computed once and shared by every cue
-# with that anchor; keyed by (anchor, digit_blind): for digit-blind cues, windows that differ
-# only in their digits count as one.
-_Windows = dict[tuple[str, bool], list[tuple[int, int, int]]]
+class _Windows(dict[tuple[str, bool], list[tuple[int, int, int]]]):
+    """Per text: for an anchor on more than _MAX_WINDOWS lines, the windows around its
+    occurrences with distinct contents, as (occurrence, low, high), computed once and shared
+    by every cue with that anchor; keyed by (anchor, digit_blind): for digit-blind cues,
+    windows that differ only in their digits count as one. Shared by every anchor: the
+    newlines' positions and each window's text as compared (``window_texts``)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.newlines: list[int] | None = None
+        self.window_texts: dict[tuple[int, int, bool], str] = {}
 
 
 def _search_parts(
@@ -3772,22 +3779,45 @@ def _window(anchor: str, text: str, index: int) -> tuple[int, int]:
 
 
 _ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
+_NEWLINE = re.compile("\n")
 
 
 def _distinct_windows(
-    anchor: str, text: str, folded: str, digit_blind: bool = False
+    anchor: str,
+    text: str,
+    folded: str,
+    digit_blind: bool = False,
+    shared: _Windows | None = None,
 ) -> list[tuple[int, int, int]]:
     """Every window around ``anchor`` as (occurrence, low, high), in order, skipping the
     windows whose text (with what a lookbehind can see before it) an earlier one had; with
     ``digit_blind``, whose text an earlier one had but for which digits it holds."""
     seen: set[tuple[int, str]] = set()
     spans: list[tuple[int, int, int]] = []
+    # _window's bounds from the newlines' positions, found once (bisect instead of a scan per
+    # occurrence): low is just after the (_WINDOW_LINES + 1)th newline before the occurrence,
+    # high the (_WINDOW_LINES + 1)th newline after the anchor's end, not counting one right at
+    # it (tests/test_failures.py checks both give the same windows).
+    if shared is None:
+        shared = _Windows()
+    if shared.newlines is None:
+        shared.newlines = [m.start() for m in _NEWLINE.finditer(text)]
+    newlines, texts = shared.newlines, shared.window_texts
+    reach = _WINDOW_LINES + 1
     index = folded.find(anchor)
     while index >= 0:
-        low, high = _window(anchor, text, index)
+        before = bisect.bisect_left(newlines, index)
+        low = newlines[before - reach] + 1 if before >= reach else 0
+        after = bisect.bisect_right(newlines, index + len(anchor)) + reach - 1
+        high = newlines[after] if after < len(newlines) else len(text)
         start = max(0, low - _LOOKBEHIND)
-        seen_text = text[start:high]
-        key = (low - start, seen_text.translate(_ZERO_DIGITS) if digit_blind else seen_text)
+        seen_text = texts.get((low, high, digit_blind))
+        if seen_text is None:
+            seen_text = text[start:high]
+            if digit_blind:
+                seen_text = seen_text.translate(_ZERO_DIGITS)
+            texts[low, high, digit_blind] = seen_text
+        key = (low - start, seen_text)
         if key not in seen:
             seen.add(key)
             spans.append((index, low, high))
@@ -3830,10 +3860,13 @@ def _search_near(
     else:
         return None
     if windows is None:
-        windows = {}
+        windows = _Windows()
     spans = windows.get((anchor, digit_blind))
     if spans is None:
-        spans = windows[anchor, digit_blind] = _distinct_windows(anchor, text, folded, digit_blind)
+        shared = windows if isinstance(windows, _Windows) else None
+        spans = windows[anchor, digit_blind] = _distinct_windows(
+            anchor, text, folded, digit_blind, shared
+        )
     searched = 0
     for occurrence, low, high in spans:
         if occurrence < index:
@@ -3906,7 +3939,7 @@ def match_rules(evidence: Evidence) -> Match | None:
     """
     folded = evidence.folded if evidence.folded is not None else evidence.text.casefold()
     words = frozenset(folded.split())
-    windows: _Windows = {}
+    windows = _Windows()
     for compiled in _COMPILED:
         found = _match_one(compiled, evidence, folded, words, windows)
         if found is not None:
