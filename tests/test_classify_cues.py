@@ -5685,48 +5685,60 @@ V29: list[Case] = [
     (
         "slurmstepd: error: *** STEP 7871129.0 ON nid001520 CANCELLED AT 2024-10-23T20:04:10 DUE TO NODE FAILURE ***",
         "worker_lost",
-        "pool-worker-lost",
+        "slurm-node-failed",
     ),
     (
         "slurmstepd: error: *** JOB 1234 ON gpu-07 CANCELLED AT 2025-01-02T03:04:05 DUE TO NODE FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***",
         "worker_lost",
-        "pool-worker-lost",
+        "slurm-node-failed",
     ),
-    ("State: NODE_FAIL (exit code 0)", "worker_lost", "pool-worker-lost"),
-    ("4242424      train.sh      gpu    01:02:03   NODE_FAIL", "worker_lost", "pool-worker-lost"),
+    ("State: NODE_FAIL (exit code 0)", "worker_lost", "slurm-accounting-node-fail"),
+    (
+        "4242424      train.sh      gpu    01:02:03   NODE_FAIL",
+        "worker_lost",
+        "slurm-accounting-node-fail",
+    ),
     (
         "ray.exceptions.LocalRayletDiedError: The task's local raylet died. Check raylet.out for more information.",
         "worker_lost",
         "pool-worker-lost",
     ),
-    ("Job ID: 1234567\nState: TIMEOUT\nCores: 4", "timeout", "distributed-time-limit"),
-    ("State: TIMEOUT (exit code 0)", "timeout", "distributed-time-limit"),
-    ("1234567          train.sh       4   01:00:00   TIMEOUT", "timeout", "distributed-time-limit"),
+    ("Job ID: 1234567\nState: TIMEOUT\nCores: 4", "timeout", "slurm-accounting-timeout"),
+    ("State: TIMEOUT (exit code 0)", "timeout", "slurm-accounting-timeout"),
+    (
+        "1234567          train.sh       4   01:00:00   TIMEOUT",
+        "timeout",
+        "slurm-accounting-timeout",
+    ),
     (
         "1234567_3.batch  batch          4   01:00:00   TIMEOUT ",
         "timeout",
-        "distributed-time-limit",
+        "slurm-accounting-timeout",
     ),
-    ("State: CANCELLED (exit code 0)", "interrupted", "text-interrupted"),
+    ("State: CANCELLED (exit code 0)", "interrupted", "slurm-accounting-cancelled"),
     (
         "31060451.batch  batch                2    00:00:48    00:33.547          102048K CANCELLED  ",
         "interrupted",
-        "text-interrupted",
+        "slurm-accounting-cancelled",
     ),
     (
         "31060451        example_job.sl       2    00:00:48    00:33.548      1G          CANCELLED by 5021",
         "interrupted",
-        "text-interrupted",
+        "slurm-accounting-cancelled",
     ),
     (
         "31060451        example_job.sl       2    00:00:48  CANCELLED+",
         "interrupted",
-        "text-interrupted",
+        "slurm-accounting-cancelled",
     ),
-    ("State: PREEMPTED (exit code 0)", "interrupted", "text-interrupted"),
-    ("88812345      hpo.sh     gpu   00:10:00   PREEMPTED", "interrupted", "text-interrupted"),
-    ("State: OUT_OF_MEMORY (exit code 0)", "host_oom", "host-memory-monitor"),
-    ("5551234.batch   batch   1   00:05:12   OUT_OF_ME+", "host_oom", "host-memory-monitor"),
+    ("State: PREEMPTED (exit code 0)", "interrupted", "slurm-accounting-cancelled"),
+    (
+        "88812345      hpo.sh     gpu   00:10:00   PREEMPTED",
+        "interrupted",
+        "slurm-accounting-cancelled",
+    ),
+    ("State: OUT_OF_MEMORY (exit code 0)", "host_oom", "slurm-accounting-oom"),
+    ("5551234.batch   batch   1   00:05:12   OUT_OF_ME+", "host_oom", "slurm-accounting-oom"),
     (
         "ValueError: n_splits=5 cannot be greater than the number of members in each class.",
         "data_error",
@@ -5755,12 +5767,12 @@ V29: list[Case] = [
     (
         "1234567      train.sh        gpu    myacct          4    TIMEOUT      0:0",
         "timeout",
-        "distributed-time-limit",
+        "slurm-accounting-timeout",
     ),
     (
         "1234567.0    python                 myacct          4  CANCELLED     0:15",
         "interrupted",
-        "text-interrupted",
+        "slurm-accounting-cancelled",
     ),
     ("20240501 run 12 TIMEOUT", "user_error", None),
     # Look-alikes: other states, a log line that starts with a number, other C++ causes.
@@ -5883,7 +5895,7 @@ V30: list[Case] = [
     (
         "RuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.2]:35000: Connection timed out",
         "timeout",
-        "distributed-store-timeout",
+        "gloo-connect-timeout",
     ),
     (
         "Error while calling cudaGetDevice(&dev) in file /dlib/cuda/cuda_utils.h:178. code: 35, reason: CUDA driver version is insufficient for CUDA runtime version",
@@ -5988,6 +6000,61 @@ V31: list[Case] = [
 ]
 
 
+REVIEW_V31: list[Case] = [
+    # Slurm's accounting is a summary written after the job: what the job printed decides.
+    (
+        "slurmstepd: error: *** JOB 1234567 ON n1 CANCELLED AT 2024-01-01T10:00:00 DUE TO TIME LIMIT ***\n1234567   train  gpu  acct  4  TIMEOUT  0:0\n1234567.batch  batch   acct  4  OUT_OF_ME+  0:125",
+        "timeout",
+        "distributed-time-limit",
+    ),
+    (
+        "IndexError: Target 12 is out of bounds.\nJob ID: 1234567\nState: OUT_OF_MEMORY (exit code 1)",
+        "data_error",
+        "data-target-out-of-bounds",
+    ),
+    (
+        "ValueError: learning rate must be positive\nsrun: error: n1: task 0: Exited with exit code 1\nState: CANCELLED (exit code 0)",
+        "user_error",
+        None,
+    ),
+    ("ValueError: bad\nState: NODE_FAIL (exit code 0)", "user_error", None),
+    # States are Slurm's upper case.
+    ("State: Timeout waiting for peers", "user_error", None),
+    ("state: out_of_memory", "user_error", None),
+    ("state: cancelled by user", "user_error", None),
+    ("12000 00:01:23 eval cancelled", "user_error", None),
+    # A C++ argument error in a pool's worker: the worker's death.
+    (
+        "terminate called after throwing an instance of 'std::out_of_range'\n  what():  vector::_M_range_check\njoblib.externals.loky.process_executor.TerminatedWorkerError: A worker process managed by the executor was unexpectedly terminated.\nThe exit codes of the workers are {SIGABRT(-6)}",
+        "worker_lost",
+        "pool-worker-lost",
+    ),
+    # Gloo's timed-out connect yields to a plain error, as its refused form does.
+    (
+        "ValueError: bad lr\nRuntimeError: [../third_party/gloo/gloo/transport/tcp/pair.cc:799] connect [10.0.0.2]:35000: Connection timed out",
+        "user_error",
+        None,
+    ),
+    # dlib's pinned host buffer is host memory.
+    (
+        "Error while calling cudaMallocHost(&data, new_size*sizeof(float)) in file /dlib/cuda/gpu_data.cpp:211. code: 2, reason: out of memory",
+        "host_oom",
+        "host-allocator-failed",
+    ),
+    # A literal index with old torch's wording; vLLM V0's engine loop.
+    (
+        '  File "t.py", line 3, in f\n    y = x[2]\nIndexError: index 2 is out of bounds for dim with size 2',
+        "user_error",
+        "user-dim-argument",
+    ),
+    (
+        "vllm.engine.async_llm_engine.AsyncEngineDeadError: Background loop has errored already.",
+        "worker_lost",
+        "vllm-engine-dead",
+    ),
+]
+
+
 TABLES: dict[str, list[Case]] = {
     "oom": OOM,
     "nan": NAN,
@@ -6025,6 +6092,7 @@ TABLES: dict[str, list[Case]] = {
     "v29": V29,
     "v30": V30,
     "v31": V31,
+    "review-v29-v31": REVIEW_V31,
 }
 
 

@@ -127,7 +127,7 @@ _SIGNAL_ALIASES = {"SIGIOT": "SIGABRT", "SIGPOLL": "SIGIO", "SIGCLD": "SIGCHLD"}
 # dotted name. ``Name:``, ``Name(`` and a bare ``Name`` at the end of a line count.
 _TYPE_SUFFIX = re.compile(r"(?:Error|Exception|Interrupt|Exit|Failure)(?=:|\(|[ \t]*$)", re.M)
 _TYPE_NAME = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*")
-_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+_NAME_BEFORE = re.compile(r"[A-Za-z0-9_.]*")  # matched on the reversed text
 _QUALIFIED_NAME = re.compile(r"[A-Za-z_][\w.]*")
 # ``RayTaskError(OutOfMemoryError)``, ``TrialError(ValueError)``: the wrapped type counts too.
 _WRAPPED_TYPE = re.compile(
@@ -237,11 +237,17 @@ def _type_name(value: object) -> str | None:
 def _types_in_text(text: str) -> list[str]:
     """Exception type names that appear as ``Name: message`` (or similar) in a log."""
     names: list[str] = []
+    reverse: str | None = None
     for found in _TYPE_SUFFIX.finditer(text):
         start = found.start()
-        limit = max(0, start - _MAX_NAME)
-        while start > limit and text[start - 1] in _NAME_CHARS:
-            start -= 1
+        # The name's characters before the suffix, at most _MAX_NAME: one match on the reversed
+        # text instead of a step per character (a log with an error on every line).
+        if reverse is None:
+            reverse = text[::-1]
+        back = len(text) - start
+        before = _NAME_BEFORE.match(reverse, back, back + _MAX_NAME)
+        if before is not None:
+            start -= before.end() - back
         name = text[start : found.end()].lstrip(".")
         # Source lines in a traceback (``raise TimeoutError``, ``except KeyError:``) name types
         # the code handles, not the error it raised.
@@ -523,6 +529,10 @@ _WORKER_FAILURES = frozenset(
 )
 
 
+# Rules of other classes whose failure kills the process that printed it (a C++ terminate):
+# printed by a pool's worker, the worker's death.
+_WORKER_RULES = frozenset({"user-cpp-argument-error"})
+
 _POOL_DEATHS = ("TerminatedWorkerError", "BrokenProcessPool")
 
 
@@ -545,7 +555,7 @@ def _worker_printed(diagnosis: Diagnosis, priority: int, given: str | None, log:
     context). Only when the pool's report is the last error: a failure of the trial's own
     process after it keeps its verdict."""
     if (
-        diagnosis.failure_class not in _WORKER_FAILURES
+        (diagnosis.failure_class not in _WORKER_FAILURES and diagnosis.rule not in _WORKER_RULES)
         or priority >= P_CODE_HARDWARE
         or not _pool_death_last(given, log)
     ):

@@ -1011,7 +1011,7 @@ RULES: tuple[Rule, ...] = (
             r"Cuda Error in [\w:]+: 2 \(out of memory\)",
             # dlib's CHECK_CUDA ("Error while calling cudaMalloc(&...) in file ...:908. code: 2,
             # reason: out of memory").
-            r"\bError while calling cuda\w+\([^\n]{0,300}\. code: 2, reason: out of memory\b",
+            r"\bError while calling cuda(?!MallocHost)\w+\([^\n]{0,300}\. code: 2, reason: out of memory\b",
             # TensorRT's builder and runtime.
             r"Requested amount of (?:GPU )?memory \(\d+ bytes\) could not be allocated",
             r"\bOutOfMemory Error in allocate\b",
@@ -1160,6 +1160,8 @@ RULES: tuple[Rule, ...] = (
         P_MEMORY,
         text=(
             r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory)",
+            # dlib's pinned host buffer (cudaMallocHost).
+            r"\bError while calling cudaMallocHost\([^\n]{0,300}\. code: 2, reason: out of memory\b",
             # OpenCV's host allocator (alloc.cpp).
             r"\(-4:Insufficient memory\) Failed to allocate \d+ bytes",
             r"posix_memalign\(&data, gAlignment, nbytes\) == 0\. 12 vs 0",
@@ -1313,9 +1315,6 @@ RULES: tuple[Rule, ...] = (
             # step memory limit at some point", which Slurm also prints for steps that finish.
             r"\bexceeded memory limit \(\d+ > \d+\), being killed\b",
             r"\bslurmstepd: error: Exceeded job memory limit(?! at some point)",
-            # Slurm's accounting of a job the memory limit ended: seff's summary, a sacct row.
-            r"^State: OUT_OF_MEMORY\b",
-            rf"{_SACCT_ROW}OUT_OF_ME(?:MORY|\+){_SACCT_END}",
         ),
         types=(r"ray\.exceptions\.OutOfMemoryError", r"(?:ray\.\w+\.)?RayOutOfMemoryError"),
         hint=_OOM_KILLER_HINT,
@@ -1472,9 +1471,6 @@ RULES: tuple[Rule, ...] = (
             r"\bWait timeout after \d+ ?(?:ms|seconds) for key",
             r"Timed out waiting for tasks to start",
             r"\bconnectFullMesh failed with [^\n]{0,200}Connect timeout\b",
-            # Gloo's pair connect to a peer that never answered.
-            r"gloo[/\\]transport[/\\](?:tcp|uv)[/\\]pair\.cc:\d+\] connect \[[^\]\n]{1,100}\]:\d+: "
-            r"Connection timed out",
             r"CoordinationService/RegisterTask[^\n]*\n[^\n]*\bDeadline Exceeded\b",
             r"waitForInput: socket [^\n]{0,300} timed out after \d+ ?ms",
             # XLA's coordination key-value store waiting for a peer's NCCL clique id.
@@ -2186,9 +2182,10 @@ RULES: tuple[Rule, ...] = (
             r'(?:^[ \t]*File "|\A)(?![^"\n]*(?:site|dist)-packages)[^"\n]*", line \d+, in [^\n]*\n'
             r"[^\n]{0,400}\[(?:[\d:]{1,6}, ?){0,4}\[?(?:\d{1,6}, ?){0,4}(?P<literal>\d+)"
             r"(?:, ?[\d:]{1,6}){0,4}\][^\n]{0,400}\n(?:[ \t]*[\^~]+[ \t]*\n)?"
-            r"IndexError: index (?P=literal) is out of bounds for (?:dimension|axis) \d+ with size",
+            r"IndexError: index (?P=literal) is out of bounds for (?:(?:dimension|axis) \d+|dim) with "
+            r"size",
             r"^-*> ?\d+ (?=\S)[^\n]{0,400}\[(?P<literal2>\d+)\][^\n]{0,400}\n(?:[ \t]+\d+ [^\n]*\n)?"
-            r"[ \t]*\n?IndexError: index (?P=literal2) is out of bounds for (?:dimension|axis) \d+ "
+            r"[ \t]*\n?IndexError: index (?P=literal2) is out of bounds for (?:(?:dimension|axis) \d+|dim) "
             r"with size",
         ),
         hint="The dim argument or index on the failing line is past the tensor's shape: check "
@@ -2647,9 +2644,6 @@ RULES: tuple[Rule, ...] = (
         text=(
             r"Timed out waiting \d+ms for (?:recv|send)(?:/(?:recv|send))? operation",
             r"DUE TO TIME LIMIT",
-            # Slurm's accounting of a job that ran out of time: seff's summary, a sacct row.
-            r"^State: TIMEOUT\b",
-            rf"{_SACCT_ROW}TIMEOUT{_SACCT_END}",
             # Other schedulers' and runners' wall-clock limits.
             r"PBS: job killed: walltime \d+ exceeded limit \d+",
             r"\bTERM_RUNLIMIT: job killed after reaching LSF run time limit",
@@ -2905,9 +2899,6 @@ RULES: tuple[Rule, ...] = (
             r"\bWorker terminated with exit code not 0\b",
             # Slurm lost a node of the allocation.
             r"^s(?:alloc|run|batch): error: Node failure on \S+",
-            r"CANCELLED AT \S+ DUE TO NODE FAIL(?:URE)?\b",
-            r"^State: NODE_FAIL\b",
-            rf"{_SACCT_ROW}NODE_FAIL{_SACCT_END}",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
             r"Actor status: 0 alive, \d+ dead",
@@ -3096,6 +3087,86 @@ RULES: tuple[Rule, ...] = (
         "timeout); the trial is retried.",
     ),
     Rule(
+        "gloo-connect-timeout",
+        FC.TIMEOUT,
+        "Gloo timed out connecting to its peer",
+        # As gloo-peer-lost, its refused and unreachable forms: a consequence of whatever kept
+        # the peer away, yielding to a plain Python error.
+        P_WRAPPER + 1,
+        yields_to_plain_error=True,
+        text=(
+            r"gloo[/\\]transport[/\\](?:tcp|uv)[/\\]pair\.cc:\d+\] connect \[[^\]\n]{1,100}\]:\d+: "
+            r"Connection timed out",
+        ),
+        hint="A peer rank never answered: its own log names why (it crashed, hung, or is not "
+        "reachable on that interface: GLOO_SOCKET_IFNAME).",
+    ),
+    Rule(
+        "slurm-node-failed",
+        FC.WORKER_LOST,
+        "Slurm lost a node of the job's allocation",
+        P_POOL,
+        text=(r"CANCELLED AT \S+ DUE TO NODE FAIL(?:URE)?\b",),
+        hint="A node of the allocation failed (hardware, network or its daemon): the trial is "
+        "retried; if one node keeps failing, exclude it (sbatch --exclude) and tell the "
+        "cluster's admins.",
+    ),
+    # Slurm's accounting of how the job ended: seff's "State:" line, a sacct row (states in
+    # upper case; sacct cuts a long one to nine characters and a "+"). A summary written after
+    # the job, so weak: below anything the job printed and yielding to a plain Python error (a
+    # job script may scancel itself after a step's ValueError; OUT_OF_MEMORY counts any
+    # OOM-killed process of the job).
+    *(
+        Rule(
+            f"slurm-accounting-{name}",
+            failure_class,
+            f"Slurm's accounting says the job ended {summary}",
+            P_TEXT_SIGNAL,
+            yields_to_plain_error=True,
+            # One cue per state, so that each has the state as its literal anchor.
+            text=tuple(
+                cue
+                for state, row_state in states
+                for cue in (
+                    rf"(?-i:^State: {state}\b)",
+                    rf"{_SACCT_ROW}(?-i:{row_state}){_SACCT_END}",
+                )
+            ),
+            hint=hint,
+        )
+        for name, failure_class, summary, states, hint in (
+            (
+                "timeout",
+                FC.TIMEOUT,
+                "at its time limit (TIMEOUT)",
+                (("TIMEOUT", "TIMEOUT"),),
+                "The job ran past its time limit: raise the limit (sbatch --time) or make trials "
+                "cheaper.",
+            ),
+            (
+                "oom",
+                FC.HOST_OOM,
+                "out of memory (OUT_OF_MEMORY)",
+                (("OUT_OF_MEMORY", "OUT_OF_ME(?:MORY|\\+)"),),
+                _OOM_KILLER_HINT,
+            ),
+            (
+                "cancelled",
+                FC.INTERRUPTED,
+                "cancelled or preempted",
+                (("CANCELLED", "CANCELLED(?: by \\d+|\\+)?"), ("PREEMPTED", "PREEMPTED")),
+                _INTERRUPT_HINT,
+            ),
+            (
+                "node-fail",
+                FC.WORKER_LOST,
+                "with a node failure (NODE_FAIL)",
+                (("NODE_FAIL", "NODE_FAIL"),),
+                "A node of the allocation failed: the trial is retried.",
+            ),
+        )
+    ),
+    Rule(
         "vllm-engine-dead",
         FC.WORKER_LOST,
         "vLLM's engine core process died",
@@ -3104,9 +3175,14 @@ RULES: tuple[Rule, ...] = (
         # the signal that stopped it) and yielding to a plain Python error.
         P_WRAPPER + 1,
         yields_to_plain_error=True,
-        text=(r"\bEngineDeadError: EngineCore encountered an issue\b",),
-        types=(r"(?:vllm\.v1\.engine\.exceptions\.)?EngineDeadError",),
-        hint=_POOL_HINT,
+        text=(
+            r"\bEngineDeadError: EngineCore encountered an issue\b",
+            # vLLM V0's engine loop.
+            r"\bAsyncEngineDeadError: Background loop has errored already\b",
+        ),
+        types=(r"(?:vllm\.[\w.]+\.)?(?:Async)?EngineDeadError",),
+        hint="vLLM's engine process died without saying why above this line: read the engine "
+        "core's log (its own traceback, an OOM, a signal); the trial is retried.",
     ),
     Rule(
         "ray-node-preempted",
@@ -3244,11 +3320,6 @@ RULES: tuple[Rule, ...] = (
             r"terminated with signal SIG(?:TERM|INT|HUP)\b",
             r"CANCELLED AT \S+ DUE TO PREEMPTION",
             r"CANCELLED AT \S+ DUE TO JOB REQUEUE",
-            # Slurm's accounting of a job cancelled (scancel) or preempted: seff's summary, a sacct
-            # row ("CANCELLED by 1234" cut to "CANCELLED+").
-            r"^State: (?:CANCELLED|PREEMPTED)\b",
-            rf"{_SACCT_ROW}CANCELLED(?: by \d+|\+)?{_SACCT_END}",
-            rf"{_SACCT_ROW}PREEMPTED{_SACCT_END}",
             r"(?<!if )\bthis job is preempted\b",
             r"^\W*job preempted\b",
             r"Simulating preemption by raising a SIGTERM",
@@ -3668,6 +3739,17 @@ def _blind(items: Any) -> bool:
     return True
 
 
+def _parser_reads_digits() -> bool:
+    """Whether _digit_blind reads this Python's regex parser right (a parser whose shapes
+    changed without raising would mark cues blind wrongly; then no cue is)."""
+    try:
+        return all(_digit_blind(p) for p in (r"\d+", "[0-9]", r"[^\n]{0,30}", r"\w\b")) and not any(
+            _digit_blind(p) for p in ("1", "[1-9]", "[^5]", r"(a)\1", "(a)?(?(1)b|c)", "x{3}1")
+        )
+    except Exception:
+        return False
+
+
 def _compile(rule: Rule) -> _CompiledRule:
     text = re.compile(_join(rule.text), _FLAGS) if rule.text else None
     with_code = tuple(p for p in rule.text if _CODE_GROUP in p)
@@ -3676,7 +3758,7 @@ def _compile(rule: Rule) -> _CompiledRule:
     anchors = tuple(literal_anchor(p) for p in rule.text)
     usable = tuple(a for a in anchors if a is not None)
     parts = tuple(
-        _Part(a, _word_of(a), re.compile(p, _FLAGS), _digit_blind(p))
+        _Part(a, _word_of(a), re.compile(p, _FLAGS), _PARSER_READS_DIGITS and _digit_blind(p))
         for a, p in zip(anchors, rule.text, strict=True)
     )
     return _CompiledRule(
@@ -3684,6 +3766,7 @@ def _compile(rule: Rule) -> _CompiledRule:
     )
 
 
+_PARSER_READS_DIGITS = _parser_reads_digits()
 # Highest priority first; sorted() is stable, so the table order breaks ties.
 _COMPILED: tuple[_CompiledRule, ...] = tuple(
     _compile(rule) for rule in sorted(RULES, key=lambda r: -r.priority)
