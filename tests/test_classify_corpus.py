@@ -284,7 +284,9 @@ troubleshooting notes, HPO runs) while v31 was being folded in and reviewed, com
 the rules (frozen at 9946345, after v31's fixes and the review) were run on it. 12 of the 82
 rows collected were dropped (3 inside a known text, 4 mostly a known text, 5 mostly known
 200-character stretches). It is 1.0% of the corpus and uneven (no cublas row; nccl and
-segfault 1 each; strict xfails record it); 37 rows are in the strict subset. Not measured yet.
+segfault 1 each; strict xfails record it); 37 rows are in the strict subset. Measured once at
+9946345: class 65/70 = 92.9%, stickiness 70/70 (the bar met). ``MEASURED_CLASS_FLOOR`` is that
+figure; its misses stay unfixed until a fresh split exists.
 """
 
 from __future__ import annotations
@@ -315,7 +317,7 @@ CLASS_BAR = 0.97
 STICKY_BAR = 0.98
 MIN_HELDOUT = 60
 # The held-out class accuracy measured once on the split in the repository.
-MEASURED_CLASS_FLOOR: float | None = None
+MEASURED_CLASS_FLOOR: float | None = 65 / 70
 
 
 def load(path: Path) -> list[dict[str, Any]]:
@@ -471,14 +473,13 @@ def heldout_accuracy() -> tuple[float, float, str]:
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=False, reason="v32 committed before it was measured")
 def test_heldout_stickiness_accuracy() -> None:
     _, sticky_acc, detail = heldout_accuracy()
     assert sticky_acc >= STICKY_BAR, detail
 
 
 @HELDOUT_PENDING
-@pytest.mark.xfail(strict=False, reason="v32 committed before it was measured")
+@pytest.mark.xfail(strict=True, reason="held-out v32 class accuracy 65/70 = 92.9% < 97% at 9946345")
 def test_heldout_class_accuracy() -> None:
     class_acc, _, detail = heldout_accuracy()
     assert class_acc >= CLASS_BAR, detail
