@@ -500,6 +500,36 @@ def _reference_search_near(
     return None
 
 
+def test_every_cue_match_fits_the_lines_around_its_anchor() -> None:
+    """_search_near searches the lines around each occurrence of a cue's anchor, and past
+    _MAX_DISTINCT windows scans the rest of the text: the two agree only if every match of a
+    cue lies within the window of an anchor occurrence inside it. A cue that reaches further
+    (an unbounded ``\\s*`` across blank lines, a run of lines) would match in one and not the
+    other, depending on what else the log repeats. Checked on every corpus text."""
+    reaching = set()
+    for row in OWN_ROWS + DEV_ROWS:
+        text = row["text"]
+        folded = text.casefold()
+        if len(folded) != len(text):
+            continue
+        for compiled in rules_module._COMPILED:
+            for part in compiled.parts:
+                if part.anchor is None or part.anchor not in folded:
+                    continue
+                for found in part.pattern.finditer(text):
+                    index = folded.find(part.anchor, found.start())
+                    fits = False
+                    while 0 <= index < found.end():
+                        low, high = rules_module._window(part.anchor, text, index)
+                        if low <= found.start() and found.end() <= high:
+                            fits = True
+                            break
+                        index = folded.find(part.anchor, index + 1)
+                    if not fits:
+                        reaching.add((compiled.rule.id, part.pattern.pattern[:60], row["id"]))
+    assert reaching == set()
+
+
 def test_distinct_windows_have_the_bounds_of_window() -> None:
     """_distinct_windows finds each window's bounds by bisecting the newlines' positions; they
     must be _window's, on texts with blank lines, anchors at either end, and anchors that

@@ -683,7 +683,10 @@ RULES: tuple[Rule, ...] = (
             r"No supported device detected",
             r"No OpenCL device found",
             # Lightning: more GPUs asked for than the process sees.
-            r"You requested GPUs: \[[^\]\n]*\]\s*(?:\(pid=\d+\)\s*)?But your machine only has",
+            # (Within the three lines before its anchor, "But your machine only has", as every cue
+            # must fit the lines around its anchor: tests/test_failures.py.)
+            r"You requested GPUs: \[[^\]\n]*\][ \t]*(?:\n[ \t]*){0,2}(?:\(pid=\d+\)[ \t]*(?:\n[ \t]*)?)?"
+            r"But your machine only has",
             r"GPUAccelerator can not run on your system since the accelerator is not available",
             r"\bGPUs requested but none are available\b",
             r"cudaErrorNoDevice",
@@ -2768,7 +2771,8 @@ RULES: tuple[Rule, ...] = (
         P_HINT + 1,
         text=(
             r"NumericalWarning: A not p\.d\., added jitter of 1\.0e-0[1-4] to the diagonal\n"
-            r"(?:[ \t]*warnings\.warn\([^\n]*\n)?\s*(?:Traceback \(most recent call last\)|-{20,}\n)",
+            r"(?:[ \t]*warnings\.warn\([^\n]*\n)?(?:[ \t]*\n)?[ \t]*(?:Traceback \(most recent call last\)"
+            r"|-{20,}$)",
         ),
         yields_to_plain_error=True,
     ),
@@ -3408,8 +3412,10 @@ RULES: tuple[Rule, ...] = (
         # Python error from the task that exited.
         P_TEXT_SIGNAL + 1,
         text=(
-            r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*\n(?:[^\n]*\n){0,3}?"
-            r"[^\n]*\bTerminating StepId=\S+\n(?:[^\n]*\n){0,2}?[^\n]*\*\*\* STEP \S+ ON \S+ "
+            # (The three lines after its anchor hold the rest: every cue must fit the lines around
+            # its anchor, tests/test_failures.py.)
+            r"^srun: error: \S+: tasks? [\d,-]+: Exited with exit code [1-9]\d*\n(?:[^\n]*\n)??"
+            r"[^\n]*\bTerminating StepId=\S+\n(?:[^\n]*\n)??[^\n]*\*\*\* STEP \S+ ON \S+ "
             r"CANCELLED AT ",
         ),
         yields_to_plain_error=True,
