@@ -3797,6 +3797,8 @@ class _Windows(dict[tuple[str, bool], list[tuple[int, int, int]]]):
         super().__init__()
         self.newlines: list[int] | None = None
         self.window_texts: dict[tuple[int, int, bool], str] = {}
+        # The windows of an anchor's first occurrences (_first_windows), shared by its cues.
+        self.first: dict[str, list[tuple[int, int, int]]] = {}
 
 
 def _search_parts(
@@ -3871,6 +3873,18 @@ _ZERO_DIGITS = str.maketrans("0123456789", "0000000000")
 _NEWLINE = re.compile("\n")
 
 
+def _first_windows(anchor: str, text: str, folded: str) -> list[tuple[int, int, int]]:
+    """The windows around the first ``_MAX_WINDOWS`` + 1 occurrences of ``anchor`` (each
+    occurrence after the previous window), as (occurrence, low, high)."""
+    spans: list[tuple[int, int, int]] = []
+    index = folded.find(anchor)
+    while index >= 0 and len(spans) <= _MAX_WINDOWS:
+        low, high = _window(anchor, text, index)
+        spans.append((index, low, high))
+        index = folded.find(anchor, max(high, index + 1))
+    return spans
+
+
 def _distinct_windows(
     anchor: str,
     text: str,
@@ -3935,19 +3949,20 @@ def _search_near(
     step counter on each line) are the same window: the first of them is where a match would
     be. Past ``_MAX_DISTINCT`` distinct windows, the rest of the text is scanned once.
     """
-    index = folded.find(anchor)
-    count = 0
-    while index >= 0:
-        count += 1
-        if count > _MAX_WINDOWS:
+    first = windows.first.get(anchor) if isinstance(windows, _Windows) else None
+    if first is None:
+        first = _first_windows(anchor, text, folded)
+        if isinstance(windows, _Windows):
+            windows.first[anchor] = first
+    for number, (_occurrence, low, high) in enumerate(first):
+        if number == _MAX_WINDOWS:
             break
-        low, high = _window(anchor, text, index)
         found = pattern.search(text, low, high)
         if found is not None:
             return found
-        index = folded.find(anchor, max(high, index + 1))
     else:
         return None
+    index = first[_MAX_WINDOWS][0]
     if windows is None:
         windows = _Windows()
     spans = windows.get((anchor, digit_blind))
