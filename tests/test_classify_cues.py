@@ -5317,7 +5317,7 @@ V27: list[Case] = [
         "worker_lost",
         "pool-worker-lost",
     ),
-    ("salloc: error: Node failure on worker-1", "worker_lost", "pool-worker-lost"),
+    ("salloc: error: Node failure on worker-1", "worker_lost", "slurm-node-failed"),
     ("[gw0] Slave 'gw0' crashed while running 'test_x'", "worker_lost", "pool-worker-lost"),
     (
         "(pid=91480, ip=172.31.76.62) *** SIGSEGV received at time=1626321279 on cpu 2 ***",

@@ -82,7 +82,7 @@ import bisect
 import importlib
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -2901,8 +2901,6 @@ RULES: tuple[Rule, ...] = (
             r"\bWorker process died unexpectedly\b",
             r"billiard[/\\]pool\.py\", line \d+, in (?:_join_exited_workers|_set_terminated)\b",
             r"\bWorker terminated with exit code not 0\b",
-            # Slurm lost a node of the allocation.
-            r"^s(?:alloc|run|batch): error: Node failure on \S+",
             r"Maximum crashed workers reached",
             r"distributed\.scheduler - \w+ - Lost all workers",
             r"Actor status: 0 alive, \d+ dead",
@@ -3110,7 +3108,10 @@ RULES: tuple[Rule, ...] = (
         FC.WORKER_LOST,
         "Slurm lost a node of the job's allocation",
         P_POOL,
-        text=(r"CANCELLED AT \S+ DUE TO NODE FAIL(?:URE)?\b",),
+        text=(
+            r"CANCELLED AT \S+ DUE TO NODE FAIL(?:URE)?\b",
+            r"^s(?:alloc|run|batch): error: Node failure on \S+",
+        ),
         hint="A node of the allocation failed (hardware, network or its daemon): the trial is "
         "retried; if one node keeps failing, exclude it (sbatch --exclude) and tell the "
         "cluster's admins.",
@@ -3786,19 +3787,20 @@ def _code_of(match: re.Match[str]) -> str | None:
     return None
 
 
-class _Windows(dict[tuple[str, bool], list[tuple[int, int, int]]]):
-    """Per text: for an anchor on more than _MAX_WINDOWS lines, the windows around its
-    occurrences with distinct contents, as (occurrence, low, high), computed once and shared
-    by every cue with that anchor; keyed by (anchor, digit_blind): for digit-blind cues,
-    windows that differ only in their digits count as one. Shared by every anchor: the
-    newlines' positions and each window's text as compared (``window_texts``)."""
+@dataclass
+class _Windows:
+    """What the cues' window searches share within one text; windows are (occurrence, low,
+    high)."""
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.newlines: list[int] | None = None
-        self.window_texts: dict[tuple[int, int, bool], str] = {}
-        # The windows of an anchor's first occurrences (_first_windows), shared by its cues.
-        self.first: dict[str, list[tuple[int, int, int]]] = {}
+    # Per anchor: the windows of its first _MAX_WINDOWS + 1 occurrences (_first_windows).
+    first: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
+    # Per (anchor, digit_blind), for an anchor on more than _MAX_WINDOWS lines: the windows
+    # with distinct contents (_distinct_windows); for digit-blind cues, windows that differ
+    # only in their digits count as one.
+    distinct: dict[tuple[str, bool], list[tuple[int, int, int]]] = field(default_factory=dict)
+    # Shared by every anchor: the newlines' positions, and each window's text as compared.
+    newlines: list[int] | None = None
+    texts: dict[tuple[int, int, bool], str] = field(default_factory=dict)
 
 
 def _search_parts(
@@ -3890,7 +3892,7 @@ def _distinct_windows(
     text: str,
     folded: str,
     digit_blind: bool = False,
-    shared: _Windows | None = None,
+    windows: _Windows | None = None,
 ) -> list[tuple[int, int, int]]:
     """Every window around ``anchor`` as (occurrence, low, high), in order, skipping the
     windows whose text (with what a lookbehind can see before it) an earlier one had; with
@@ -3901,11 +3903,11 @@ def _distinct_windows(
     # occurrence): low is just after the (_WINDOW_LINES + 1)th newline before the occurrence,
     # high the (_WINDOW_LINES + 1)th newline after the anchor's end, not counting one right at
     # it (tests/test_failures.py checks both give the same windows).
-    if shared is None:
-        shared = _Windows()
-    if shared.newlines is None:
-        shared.newlines = [m.start() for m in _NEWLINE.finditer(text)]
-    newlines, texts = shared.newlines, shared.window_texts
+    if windows is None:
+        windows = _Windows()
+    if windows.newlines is None:
+        windows.newlines = [m.start() for m in _NEWLINE.finditer(text)]
+    newlines, texts = windows.newlines, windows.texts
     reach = _WINDOW_LINES + 1
     index = folded.find(anchor)
     while index >= 0:
@@ -3949,11 +3951,11 @@ def _search_near(
     step counter on each line) are the same window: the first of them is where a match would
     be. Past ``_MAX_DISTINCT`` distinct windows, the rest of the text is scanned once.
     """
-    first = windows.first.get(anchor) if isinstance(windows, _Windows) else None
+    if windows is None:
+        windows = _Windows()
+    first = windows.first.get(anchor)
     if first is None:
-        first = _first_windows(anchor, text, folded)
-        if isinstance(windows, _Windows):
-            windows.first[anchor] = first
+        first = windows.first[anchor] = _first_windows(anchor, text, folded)
     for number, (_occurrence, low, high) in enumerate(first):
         if number == _MAX_WINDOWS:
             break
@@ -3963,13 +3965,10 @@ def _search_near(
     else:
         return None
     index = first[_MAX_WINDOWS][0]
-    if windows is None:
-        windows = _Windows()
-    spans = windows.get((anchor, digit_blind))
+    spans = windows.distinct.get((anchor, digit_blind))
     if spans is None:
-        shared = windows if isinstance(windows, _Windows) else None
-        spans = windows[anchor, digit_blind] = _distinct_windows(
-            anchor, text, folded, digit_blind, shared
+        spans = windows.distinct[anchor, digit_blind] = _distinct_windows(
+            anchor, text, folded, digit_blind, windows
         )
     searched = 0
     for occurrence, low, high in spans:
